@@ -1,0 +1,5 @@
+"""Allow ``python -m onnx_lint``."""
+
+from onnx_lint.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,356 @@
+"""The ``onnx-lint`` command line (SPEC 6): check, fix, explain rules.
+
+Exit codes: 0 clean or all fixed, 1 diagnostics remain, 2 usage error,
+unreadable model or internal error. No traceback ever reaches the user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from onnx_lint import __version__
+from onnx_lint.errors import ConfigError, OnnxLintError
+
+SUBCOMMANDS = ("check", "rule", "list-rules", "server", "quantize", "version")
+DEFAULT_EXCLUDES = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".onnx-lint-cache", ".venv", "venv"}
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="onnx-lint",
+        description="Find and safely fix stale shapes and missing types in ONNX models.",
+    )
+    parser.add_argument("--version", action="version", version=f"onnx-lint {__version__}")
+    sub = parser.add_subparsers(dest="command")
+
+    check = sub.add_parser("check", help="lint models (the default command)")
+    check.add_argument("paths", nargs="*", default=["."], help="model files or folders (default: .)")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes and rewrite the files")
+    check.add_argument("--diff", action="store_true", help="show what --fix would change; write nothing")
+    check.add_argument("--select", help="comma-separated rule codes or prefixes to enable")
+    check.add_argument("--extend-select", help="rule codes or prefixes to enable in addition")
+    check.add_argument("--ignore", help="comma-separated rule codes or prefixes to disable")
+    from onnx_lint.formats import FORMATS
+
+    check.add_argument("--output-format", choices=FORMATS, default=None,
+                       help="how to print diagnostics (default: full)")
+    check.add_argument("-o", "--output-file", help="write diagnostics to this file instead of stdout")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even if diagnostics remain")
+    check.add_argument("--statistics", action="store_true", help="print a count per rule instead")
+    check.add_argument("--jobs", "-j", type=int, default=0, help="parallel processes (0: one per core)")
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write the lint cache")
+    check.add_argument("--config", help="configuration file (onnx-lint.toml or pyproject.toml)")
+    check.add_argument("--no-runtime-check", action="store_true",
+                       help="with --fix, skip the ONNX Runtime load check of the fixed model")
+    check.add_argument("--quiet", "-q", action="store_true", help="print diagnostics only, no summary")
+
+    rule = sub.add_parser("rule", help="explain a rule")
+    rule.add_argument("code", nargs="?", help="rule code (OL001) or name")
+    rule.add_argument("--all", action="store_true", help="explain every rule")
+    rule.add_argument("--output-format", choices=("text", "json"), default="text")
+
+    lst = sub.add_parser("list-rules", help="list every rule")
+    lst.add_argument("--output-format", choices=("text", "json"), default="text")
+
+    sub.add_parser("version", help="print versions of onnx-lint and its engines")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] not in SUBCOMMANDS and args_list[0] not in ("-h", "--help", "--version"):
+        args_list.insert(0, "check")
+    if not args_list:
+        args_list = ["check"]
+    if args_list[0] == "server":
+        from onnx_lint.server import cli as server_cli  # noqa: PLC0415 (only when asked)
+
+        return server_cli.main(args_list[1:])
+    if args_list[0] == "quantize":
+        from onnx_lint.quantize import cli as quantize_cli  # noqa: PLC0415
+
+        return quantize_cli.main(args_list[1:])
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as exc:  # argparse already printed the usage error
+        return 0 if exc.code == 0 else 2
+    try:
+        if args.command == "rule":
+            return _cmd_rule(args)
+        if args.command == "list-rules":
+            return _cmd_list_rules(args)
+        if args.command == "version":
+            return _cmd_version()
+        return _cmd_check(args)
+    except OnnxLintError as exc:
+        print(f"onnx-lint: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("onnx-lint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+# -- rule documentation ------------------------------------------------------------------
+def _rule_docs():
+    from onnx_lint.formats import RuleDoc
+    from onnx_lint.rules import ALL_RULES
+
+    return {r.code: RuleDoc(r.code, r.name, r.summary, r.severity, r.fixable, r.url()) for r in ALL_RULES}
+
+
+def _cmd_rule(args: argparse.Namespace) -> int:
+    import json
+
+    from onnx_lint.rules import ALL_RULES, get_rule
+
+    if args.all:
+        chosen = list(ALL_RULES)
+    elif args.code:
+        rule = get_rule(args.code)
+        if rule is None:
+            print(f"onnx-lint: error: unknown rule '{args.code}' (see `onnx-lint list-rules`)", file=sys.stderr)
+            return 2
+        chosen = [rule]
+    else:
+        print("onnx-lint: error: name a rule code (for example `onnx-lint rule OL001`) or pass --all",
+              file=sys.stderr)
+        return 2
+    if args.output_format == "json":
+        payload = [{"code": r.code, "name": r.name, "summary": r.summary, "severity": r.severity.value,
+                    "fix": "safe" if r.fixable else None, "explanation": r.explanation()} for r in chosen]
+        print(json.dumps(payload if args.all else payload[0], indent=2))
+        return 0
+    print("\n\n".join(r.explanation() for r in chosen))
+    return 0
+
+
+def _cmd_list_rules(args: argparse.Namespace) -> int:
+    import json
+
+    from onnx_lint.rules import ALL_RULES
+
+    if args.output_format == "json":
+        print(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity.value,
+                           "fixable": r.fixable, "summary": r.summary} for r in ALL_RULES], indent=2))
+        return 0
+    for r in ALL_RULES:
+        fix = "[*]" if r.fixable else "   "
+        print(f"{r.code}  {fix}  {r.severity.value:<7}  {r.name:<32}  {r.summary}")
+    return 0
+
+
+def _cmd_version() -> int:
+    import importlib.metadata as md
+
+    import onnx
+
+    print(f"onnx-lint {__version__}")
+    print(f"onnx {onnx.__version__} (IR {onnx.IR_VERSION}, opset {onnx.defs.onnx_opset_version()})")
+    try:
+        print(f"onnxruntime {md.version('onnxruntime')}")
+    except md.PackageNotFoundError:
+        print("onnxruntime not installed (symbolic fallback and quantize unavailable)")
+    return 0
+
+
+# -- check ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Job:
+    """Everything a worker process needs to lint (and maybe fix) one file."""
+
+    path: Path
+    display: str
+    enabled: frozenset[str]
+    fix: bool
+    diff: bool
+    cache_root: Path | None
+    fingerprint: str
+    runtime_check: bool
+
+
+def discover(paths: Sequence[str]) -> tuple[list[Path], list[str]]:
+    """Model files under the given paths (folders searched for ``*.onnx``), and missing paths."""
+    found: list[Path] = []
+    missing: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for folder, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d not in DEFAULT_EXCLUDES and not d.startswith("."))
+                found.extend(Path(folder, f) for f in sorted(files) if f.endswith(".onnx"))
+        elif path.exists() or path.is_symlink():
+            found.append(path)
+        else:
+            missing.append(raw)
+    unique: list[Path] = []
+    seen: set[Path] = set()
+    for p in found:
+        key = p.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(p)
+    return unique, missing
+
+
+def _split(value: str | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    return tuple(c.strip().upper() for c in value.split(",") if c.strip())
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from onnx_lint.config import Settings, find_config, load_config, merge_cli
+    from onnx_lint.rules import ALL_RULES
+
+    if args.fix and args.diff:
+        raise ConfigError("--fix and --diff cannot be combined: --diff writes nothing")
+    config_path = Path(args.config) if args.config else find_config(Path(args.paths[0] if args.paths else "."))
+    settings = load_config(config_path) if config_path else Settings()
+    settings = merge_cli(settings, select=_split(args.select), extend_select=_split(args.extend_select),
+                         ignore=_split(args.ignore))
+    all_codes = [r.code for r in ALL_RULES]
+    for selector in (settings.select or ()) + settings.extend_select + settings.ignore:
+        if selector != "ALL" and not any(code.startswith(selector) for code in all_codes):
+            raise ConfigError(f"unknown rule selector '{selector}' (see `onnx-lint list-rules`)")
+    files, missing = discover(args.paths)
+    root = config_path.parent if config_path else Path.cwd()
+    fingerprint = repr((settings.select, settings.extend_select, settings.ignore))
+    jobs = [
+        Job(path, str(path), frozenset(c for c in all_codes
+                                        if settings.enabled(c, all_codes, all_codes, path)),
+            args.fix, args.diff, None if args.no_cache else root, fingerprint, not args.no_runtime_check)
+        for path in files
+    ]
+    results = _run_jobs(jobs, args.jobs)
+    from onnx_lint.linter import FileResult, unreadable_diagnostic
+
+    for raw in missing:
+        results.append(FileResult(Path(raw), raw, [unreadable_diagnostic(raw, "no such file or folder")],
+                                  unreadable=True))
+    return _report(args, results, root, len(files))
+
+
+def _run_jobs(jobs: list[Job], requested: int) -> list:
+    workers = requested if requested > 0 else (os.cpu_count() or 1)
+    workers = max(1, min(workers, len(jobs)))
+    if workers == 1:
+        return [process_job(job) for job in jobs]
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        return list(pool.map(process_job, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
+
+
+def process_job(job: Job):
+    """Lint one file (from the cache where possible), then fix or diff it as asked."""
+    from onnx_lint.cache import LintCache
+    from onnx_lint.errors import FixError
+    from onnx_lint.fixer import plan_fix, text_diff, write_fix
+    from onnx_lint.linter import FileResult, lint_file
+    from onnx_lint.rules import ALL_RULES
+
+    enabled = job.enabled.__contains__
+    cache = LintCache(job.cache_root, job.fingerprint + repr(sorted(job.enabled))) if job.cache_root else None
+    if cache is not None:
+        cached = cache.get(job.path, job.display)
+        if cached is not None and not ((job.fix or job.diff) and any(d.fixable for d in cached)):
+            return FileResult(job.path, job.display, cached, unreadable=any(d.code == "OL000" for d in cached))
+    try:
+        result, ctx = lint_file(job.path, job.display, ALL_RULES, enabled)
+        if ctx is not None and cache is not None and not result.internal_errors:
+            cache.put(job.path, result.diagnostics, ctx.loaded.external_locations)
+        if ctx is None or not (job.fix or job.diff):
+            return result
+        plan = plan_fix(ctx, result.diagnostics, ALL_RULES, enabled)
+        if plan is None:
+            return result
+        if job.diff:
+            for d in plan.applied:
+                d.fix.applied = False  # type: ignore[union-attr]
+            result.diff = text_diff(ctx.loaded, plan.data, job.display)
+            return result
+        result.notes.extend(write_fix(ctx.loaded, plan, runtime_check=job.runtime_check))
+        result.written = True
+        # What remains is what the re-lint of the fixed model found.
+        result.diagnostics = plan.applied + plan.relint
+        return result
+    except FixError as exc:
+        for d in result.diagnostics:
+            if d.fix is not None:
+                d.fix.applied = False
+        result.internal_errors.append(f"fix failed: {exc}")
+        return result
+    except Exception as exc:  # last line of defence: name the file, never a traceback
+        return FileResult(job.path, job.display, [], internal_errors=[
+            f"{job.display}: internal error: {type(exc).__name__}: {exc}"])
+
+
+def _report(args: argparse.Namespace, results: list, root: Path, file_count: int) -> int:
+    from onnx_lint.formats import render
+
+    fmt = args.output_format or "full"
+    diagnostics = [d for r in results for d in r.diagnostics]
+    remaining = [d for d in diagnostics if not (d.fix and d.fix.applied)]
+    fixed = [d for d in diagnostics if d.fix and d.fix.applied]
+    shown = diagnostics if fmt not in ("full", "concise") else remaining
+    out_lines: list[str] = []
+    if args.statistics:
+        out_lines.append(_statistics(remaining))
+    else:
+        out_lines.append(render(shown, fmt, root=root, rule_docs=_rule_docs()))
+    for r in results:
+        if r.diff:
+            out_lines.append(r.diff)
+    text = "".join(out_lines)
+    if args.output_file:
+        Path(args.output_file).write_text(text)
+    else:
+        sys.stdout.write(text)
+    for r in results:
+        for message in r.internal_errors:
+            print(f"onnx-lint: error: {message}", file=sys.stderr)
+    if fmt in ("full", "concise") and not args.quiet and not args.statistics:
+        summary = _summary(remaining, fixed, file_count, args)
+        print(summary, file=sys.stderr if args.output_file else sys.stdout)
+    if any(r.unreadable or r.internal_errors for r in results):
+        return 2
+    if args.exit_zero:
+        return 0
+    if args.diff:
+        return 1 if any(r.diff for r in results) else 0
+    return 1 if any(d.severity.fails for d in remaining) else 0
+
+
+def _statistics(remaining: list) -> str:
+    counts = Counter((d.code, d.name, d.fixable) for d in remaining)
+    lines = [f"{n:>5}  {code}  {'[*]' if fixable else '   '}  {name}"
+             for (code, name, fixable), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return "".join(line + "\n" for line in lines)
+
+
+def _summary(remaining: list, fixed: list, file_count: int, args: argparse.Namespace) -> str:
+    files = f"{file_count} file{'s' if file_count != 1 else ''}"
+    if not remaining and not fixed:
+        return f"All checks passed! ({files})"
+    parts = []
+    problems = len(remaining)
+    if fixed:
+        parts.append(f"Found {problems + len(fixed)} problem{'s' if problems + len(fixed) != 1 else ''} "
+                     f"in {files} ({len(fixed)} fixed, {problems} remaining).")
+    else:
+        parts.append(f"Found {problems} problem{'s' if problems != 1 else ''} in {files}.")
+    fixable = sum(1 for d in remaining if d.fixable)
+    if fixable and not args.fix:
+        parts.append(f"[*] {fixable} fixable with the `--fix` option.")
+    return "\n".join(parts)

@@ -1,0 +1,380 @@
+"""Per-model analysis shared by the rules: declarations against derived facts.
+
+Comparing each declaration once here keeps every rule a thin filter, and lets
+the expensive engines (symbolic inference, pinned dims) run at most once per
+model and only when some declaration needs them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal
+
+import onnx
+
+from onnx_lint.diagnostics import Location
+from onnx_lint.edits import SetType
+from onnx_lint.graphs import ROOT, GraphScope, iter_scopes
+from onnx_lint.inference import PIN_SIZES, ShapeOracle
+from onnx_lint.model_io import LoadedModel
+from onnx_lint.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info
+
+ConflictReason = Literal["concrete", "dynamic", "pinned", "param-reuse"]
+
+
+@dataclass(frozen=True)
+class DimConflict:
+    """One declared dim the graph contradicts, and how we know."""
+
+    index: int
+    declared: Dim
+    derived: Dim
+    reason: ConflictReason
+    evidence: str = ""
+
+
+@dataclass
+class Declaration:
+    """A graph output or value_info entry, with what the graph really computes for it."""
+
+    graph: str
+    kind: Literal["output", "value_info"]
+    index: int
+    name: str
+    declared: TensorInfo | None
+    derived: TensorInfo | None
+    engine: str | None
+    conflicts: list[DimConflict] = field(default_factory=list)
+
+    @property
+    def location(self) -> Location:
+        return Location(f"{self.graph}/{self.kind}[{self.index}]", tensor=self.name)
+
+    @property
+    def comparable(self) -> bool:
+        return (
+            self.declared is not None
+            and self.declared.dims is not None
+            and self.derived is not None
+            and self.derived.dims is not None
+        )
+
+    @property
+    def rank_mismatch(self) -> bool:
+        return self.comparable and self.declared.rank != self.derived.rank  # type: ignore[union-attr]
+
+    @property
+    def shape_stale(self) -> bool:
+        return self.rank_mismatch or bool(self.conflicts)
+
+    @property
+    def type_mismatch(self) -> bool:
+        return (
+            self.declared is not None
+            and self.derived is not None
+            and bool(self.declared.elem_type)
+            and bool(self.derived.elem_type)
+            and self.declared.elem_type != self.derived.elem_type
+        )
+
+    @property
+    def underivable(self) -> bool:
+        return self.derived is None or self.derived.dims is None
+
+
+@dataclass
+class UntypedGroup:
+    """Tensors left without element type, traced back to the node where inference stopped."""
+
+    graph: str
+    node_index: int | None
+    node: onnx.NodeProto | None
+    tensors: list[str]
+    message: str
+
+
+class LintContext:
+    """Everything rules may ask about one model; each fact is computed once, on demand."""
+
+    def __init__(self, loaded: LoadedModel, file: str, oracle: ShapeOracle | None = None) -> None:
+        self.loaded = loaded
+        self.model = loaded.model
+        self.file = file
+        self.oracle = oracle or ShapeOracle(loaded)
+        self._init_names: dict[str, set[str]] = {}
+
+    @cached_property
+    def scopes(self) -> list[GraphScope]:
+        return list(iter_scopes(self.model))
+
+    @cached_property
+    def named_dims(self) -> frozenset[str]:
+        """Dim names the producer wrote on graph inputs: user intent, never anonymous."""
+        names: set[str] = set()
+        for scope in self.scopes:
+            names.update(input_dim_names(scope.graph))
+        return frozenset(names)
+
+    # -- declarations ---------------------------------------------------------------
+    @cached_property
+    def declarations(self) -> list[Declaration]:
+        """Every graph output and value_info entry at every graph level, compared."""
+        result: list[Declaration] = []
+        for scope in self.scopes:
+            derived_values = self.oracle.values(scope.path)
+            for i, value in enumerate(scope.graph.output):
+                result.append(self._declaration(scope.path, "output", i, value))
+            for i, value in enumerate(scope.graph.value_info):
+                derived = derived_values.get(value.name)
+                if derived is not None and derived.type == value.type:
+                    continue  # identical to what inference computes: nothing to compare
+                result.append(self._declaration(scope.path, "value_info", i, value))
+        self._fallback_to_symbolic(result)
+        self._find_conflicts(result)
+        return result
+
+    def _declaration(self, graph: str, kind: Literal["output", "value_info"], index: int,
+                     value: onnx.ValueInfoProto) -> Declaration:
+        declared = tensor_info(value.type) if value.HasField("type") else None
+        derived, engine = self.oracle.derived(graph, value.name)
+        return Declaration(graph, kind, index, value.name, declared, derived, engine)
+
+    def _fallback_to_symbolic(self, decls: list[Declaration]) -> None:
+        """ONNX Runtime's symbolic inference, only where ONNX left a needed rank unknown."""
+        needy = [
+            d for d in decls
+            if d.graph == ROOT and d.underivable
+            and (d.kind == "output" or (d.declared is not None and d.declared.dims is not None))
+        ]
+        if not needy:
+            return
+        self.oracle.ensure_symbolic()
+        for decl in needy:
+            decl.derived, decl.engine = self.oracle.derived(decl.graph, decl.name)
+
+    def _find_conflicts(self, decls: list[Declaration]) -> None:
+        pending: list[tuple[Declaration, int]] = []
+        for decl in decls:
+            if not decl.comparable or decl.rank_mismatch:
+                continue
+            for i, (want, got) in enumerate(zip(decl.declared.dims, decl.derived.dims)):  # type: ignore[union-attr]
+                if not isinstance(want, int) or want < 0:
+                    continue  # negative dims are OL101's business, not a conflict
+                if isinstance(got, int):
+                    if got != want:
+                        decl.conflicts.append(DimConflict(i, want, got, "concrete"))
+                elif isinstance(got, str) and got in self.named_dims:
+                    decl.conflicts.append(
+                        DimConflict(i, want, got, "dynamic", f"it follows the dynamic input dim '{got}'"))
+                else:
+                    pending.append((decl, i))
+        self._check_pinned(pending)
+        self._check_param_reuse(decls)
+
+    def _check_pinned(self, pending: list[tuple[Declaration, int]]) -> None:
+        """Declared concrete vs anonymous derived: infer twice with dynamic dims pinned."""
+        if not pending or not self._has_dynamic_inputs():
+            return
+        for decl, i in pending:
+            runs = self.oracle.pinned_dims(decl.graph, decl.name)
+            got = [r.dims[i] if r is not None and r.dims is not None and len(r.dims) > i else None for r in runs]
+            if all(isinstance(g, int) for g in got) and len(set(got)) > 1:
+                pins = ", ".join(f"{g} when they are {p}" for g, p in zip(got, PIN_SIZES))
+                decl.conflicts.append(DimConflict(
+                    i, decl.declared.dims[i], decl.derived.dims[i], "pinned",  # type: ignore[union-attr]
+                    f"it changes with the dynamic input dims ({pins})"))
+                decl.engine = "onnx, dynamic dims pinned"
+
+    def _has_dynamic_inputs(self) -> bool:
+        for value in self.model.graph.input:
+            info = tensor_info(value.type)
+            if info and info.dims and any(not isinstance(d, int) for d in info.dims):
+                return True
+        return False
+
+    def _check_param_reuse(self, decls: list[Declaration]) -> None:
+        """One dim_param name declared for dims the graph proves different."""
+        uses: dict[tuple[str, str], list[tuple[Declaration, int, int]]] = defaultdict(list)
+        for decl in decls:
+            if not decl.comparable or decl.rank_mismatch:
+                continue
+            for i, (want, got) in enumerate(zip(decl.declared.dims, decl.derived.dims)):  # type: ignore[union-attr]
+                if isinstance(want, str) and isinstance(got, int):
+                    uses[(decl.graph, want)].append((decl, i, got))
+        for (_graph, name), entries in uses.items():
+            values = sorted({got for _, _, got in entries})
+            if len(values) < 2:
+                continue
+            for decl, i, got in entries:
+                decl.conflicts.append(DimConflict(
+                    i, name, got, "param-reuse",
+                    f"dim_param '{name}' is used for dims the graph computes as {', '.join(map(str, values))}"))
+
+    def reconciled_dims(self, decl: Declaration) -> tuple[Dim, ...]:
+        """SPEC 4.1: derived rank and concrete dims; declared names kept where derived is symbolic."""
+        assert decl.derived is not None and decl.derived.dims is not None
+        derived = decl.derived.dims
+        declared = decl.declared.dims if decl.declared is not None else None
+        conflicted = {c.index for c in decl.conflicts}
+        out: list[Dim] = []
+        for i, got in enumerate(derived):
+            if isinstance(got, int):
+                out.append(got)
+                continue
+            named = got if isinstance(got, str) and got in self.named_dims else None
+            if declared is None or len(declared) != len(derived):
+                out.append(named)
+                continue
+            want = declared[i]
+            if isinstance(want, str):
+                out.append(want)
+            elif isinstance(want, int) and want >= 0 and i not in conflicted:
+                out.append(want)
+            else:
+                out.append(named)
+        return tuple(out)
+
+    def public_dims(self, dims: tuple[Dim, ...] | None) -> tuple[Dim, ...] | None:
+        """Dims fit to write into a file: anonymous engine symbols become unknown dims."""
+        if dims is None:
+            return None
+        return tuple(d if (isinstance(d, int) and d >= 0) or d in self.named_dims else None for d in dims)
+
+    def reconcile_edit(self, decl: Declaration) -> SetType:
+        """The annotation edit that makes ``decl``'s dims agree with the graph."""
+        return SetType(decl.graph, decl.kind, decl.name, dims=self.reconciled_dims(decl))
+
+    @cached_property
+    def filled_types(self) -> dict[tuple[str, str], int]:
+        """Schema-based element types over the shape-inferred model (SPEC 4.2)."""
+        from onnx_lint.type_fill import propagate_types  # cold path: only with untyped tensors
+
+        known = {(ROOT, name): info.elem_type for name, info in self.oracle.symbolic_types().items()
+                 if info.elem_type}
+        return propagate_types(self.oracle.inferred or self.model, known)
+
+    # -- untyped tensors --------------------------------------------------------------
+    @cached_property
+    def untyped_groups(self) -> list[UntypedGroup]:
+        """Consumed or output tensors without element type, grouped by root-cause node."""
+        groups: list[UntypedGroup] = []
+        for scope in self.scopes:
+            groups.extend(self._untyped_in(scope))
+        return groups
+
+    def _initializers(self, scope: GraphScope) -> set[str]:
+        if scope.path not in self._init_names:
+            self._init_names[scope.path] = {i.name for i in scope.graph.initializer}
+        return self._init_names[scope.path]
+
+    def _typed(self, scope: GraphScope, name: str, annotated: bool = False) -> bool:
+        current: GraphScope | None = scope
+        while current is not None:
+            table = (self.oracle.annotated_values(current.path) if annotated
+                     else self.oracle.values(current.path))
+            value = table.get(name)
+            if value is not None:
+                return _has_elem_type(value)
+            if name in self._initializers(current):
+                return True
+            current = current.parent
+        return False
+
+    def _untyped_in(self, scope: GraphScope) -> list[UntypedGroup]:
+        graph = scope.graph
+        values = self.oracle.values(scope.path)
+        produced = scope.producers()
+        needed: list[str] = []
+        seen: set[str] = set()
+        candidates = [i for node in graph.node for i in node.input if i and i in produced]
+        candidates += [v.name for v in graph.output]
+        for name in candidates:
+            if name in seen:
+                continue
+            seen.add(name)
+            value = values.get(name)
+            if value is None or not _has_elem_type(value):
+                needed.append(name)
+        if not needed:
+            return []
+        untyped = [n for n in needed if not self._typed(scope, n, annotated=True)]
+        if not untyped:
+            return []
+        # Walk producers in node order: a node whose untyped inputs have roots inherits them.
+        roots_of: dict[str, set[int]] = {}
+        untyped_all = {
+            out for node in graph.node for out in node.output
+            if out and (values.get(out) is None or not _has_elem_type(values[out]))
+        }
+        for index in _topological(graph):
+            node = graph.node[index]
+            outs = [o for o in node.output if o in untyped_all]
+            if not outs:
+                continue
+            inherited: set[int] = set()
+            for name in node.input:
+                inherited |= roots_of.get(name, set())
+            for out in outs:
+                roots_of[out] = inherited or {index}
+        grouped: dict[int | None, list[str]] = defaultdict(list)
+        for name in untyped:
+            for root in sorted(roots_of.get(name, {None})):  # type: ignore[arg-type]
+                grouped[root].append(name)
+        strict = self.oracle.strict_errors()
+        result = []
+        for root, tensors in grouped.items():
+            node = graph.node[root] if root is not None else None
+            message = _root_message(node, strict) if node is not None else "no node produces it"
+            result.append(UntypedGroup(scope.path, root, node, sorted(set(tensors), key=tensors.index), message))
+        return result
+
+
+def _has_elem_type(value: onnx.ValueInfoProto) -> bool:
+    which = value.type.WhichOneof("value")
+    if which == "tensor_type":
+        return value.type.tensor_type.elem_type != 0
+    return which is not None
+
+
+def _root_message(node: onnx.NodeProto, strict: list[tuple[str, str | None, str]]) -> str:
+    for op_type, name, message in strict:
+        if node.name and name == node.name:
+            return message
+    for op_type, name, message in strict:
+        if not node.name and name is None and op_type == node.op_type:
+            return message
+    if node.domain not in ("", "ai.onnx") and not onnx.defs.has(node.op_type, node.domain):
+        return f"no schema for operator '{node.op_type}' of domain '{node.domain}' (custom operator)"
+    return "ONNX shape inference derived no type for its outputs"
+
+
+def _topological(graph: onnx.GraphProto) -> list[int]:
+    """Node indices in dependency order (file order when the file is sorted)."""
+    produced = {out: i for i, node in enumerate(graph.node) for out in node.output if out}
+    order: list[int] = []
+    state = [0] * len(graph.node)  # 0 new, 1 visiting, 2 done
+    for start in range(len(graph.node)):
+        if state[start]:
+            continue
+        stack = [(start, 0)]
+        while stack:
+            index, pos = stack.pop()
+            if pos == 0:
+                if state[index]:
+                    continue
+                state[index] = 1
+            inputs = [i for i in graph.node[index].input if i in produced]
+            if pos < len(inputs):
+                stack.append((index, pos + 1))
+                dep = produced[inputs[pos]]
+                if state[dep] == 0:
+                    stack.append((dep, 0))
+                continue
+            state[index] = 2
+            order.append(index)
+    return order
+
+
+__all__ = ["Declaration", "DimConflict", "LintContext", "UntypedGroup", "format_dims"]

@@ -1,0 +1,99 @@
+"""Annotation edits: the only changes a fix may make to a model.
+
+Each edit targets a declaration by graph path and tensor name, and touches only
+``graph.output`` / ``graph.value_info`` types, never nodes, attributes or
+initializers (SPEC 4). Edits are plain data so that the language server can
+hand them to a client and back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import onnx
+
+from onnx_lint.graphs import resolve_graph
+from onnx_lint.shapes import Dim, write_dims
+
+Kind = Literal["input", "output", "value_info"]
+
+
+@dataclass(frozen=True)
+class SetType:
+    """Set the element type and/or the dims of an existing input, output or value_info entry."""
+
+    graph: str
+    kind: Kind
+    tensor: str
+    elem_type: int | None = None
+    dims: tuple[Dim, ...] | None = None
+
+    def apply(self, model: onnx.ModelProto) -> None:
+        value = _find(resolve_graph(model, self.graph), self.kind, self.tensor)
+        tensor = value.type.tensor_type
+        if self.elem_type is not None:
+            tensor.elem_type = self.elem_type
+        if self.dims is not None:
+            write_dims(tensor, self.dims)
+
+
+@dataclass(frozen=True)
+class AddValueInfo:
+    """Declare the type (and, where known, the dims) of an undeclared tensor."""
+
+    graph: str
+    tensor: str
+    elem_type: int
+    dims: tuple[Dim, ...] | None = None
+
+    def apply(self, model: onnx.ModelProto) -> None:
+        graph = resolve_graph(model, self.graph)
+        existing = [v for v in graph.value_info if v.name == self.tensor]
+        value = existing[0] if existing else graph.value_info.add(name=self.tensor)
+        tensor = value.type.tensor_type
+        tensor.elem_type = self.elem_type
+        if self.dims is not None:
+            write_dims(tensor, self.dims)
+
+
+@dataclass(frozen=True)
+class RemoveValueInfo:
+    """Drop a stale value_info entry where nothing can be derived to correct it."""
+
+    graph: str
+    tensor: str
+
+    def apply(self, model: onnx.ModelProto) -> None:
+        graph = resolve_graph(model, self.graph)
+        keep = [v for v in graph.value_info if v.name != self.tensor]
+        if len(keep) != len(graph.value_info):
+            del graph.value_info[:]
+            graph.value_info.extend(keep)
+
+
+Edit = SetType | AddValueInfo | RemoveValueInfo
+_KINDS: dict[str, type] = {"set_type": SetType, "add_value_info": AddValueInfo, "remove_value_info": RemoveValueInfo}
+
+
+def _find(graph: onnx.GraphProto, kind: Kind, name: str) -> onnx.ValueInfoProto:
+    for value in getattr(graph, kind):
+        if value.name == name:
+            return value
+    raise KeyError(f"{kind} '{name}' not found")
+
+
+def edit_to_json(edit: Edit) -> dict[str, Any]:
+    kind = next(k for k, cls in _KINDS.items() if isinstance(edit, cls))
+    data = asdict(edit)
+    if data.get("dims") is not None:
+        data["dims"] = list(data["dims"])
+    return {"kind": kind, **data}
+
+
+def edit_from_json(data: dict[str, Any]) -> Edit:
+    fields = dict(data)
+    cls = _KINDS[fields.pop("kind")]
+    if fields.get("dims") is not None:
+        fields["dims"] = tuple(fields["dims"])
+    return cls(**fields)

@@ -1,0 +1,130 @@
+"""``--fix``: apply safe annotation edits, prove them, and only then write (SPEC 4.3).
+
+Order of proof: the fixed model is re-linted in memory (the fixed rules must
+not fire again); it is written to a temporary file beside the original; the
+full onnx checker and, for small self-contained models, ONNX Runtime must
+accept it wherever they accepted the original; then it is renamed over the
+original. Any failure leaves the original byte-identical and no file behind.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import onnx
+
+from onnx_lint.context import LintContext
+from onnx_lint.diagnostics import Diagnostic
+from onnx_lint.errors import FixError
+from onnx_lint.linter import Enabled, run_rules
+from onnx_lint.model_io import LoadedModel, StagedWrite
+from onnx_lint.rule_api import Rule
+from onnx_lint.runtime_check import runtime_available, runtime_load_error
+
+# ONNX Runtime session creation grows superlinearly with graph size; above this the check is skipped.
+RUNTIME_CHECK_MAX_NODES = 20_000
+
+
+@dataclass
+class FixPlan:
+    """A verified-in-memory fix: the new bytes and what they repair."""
+
+    applied: list[Diagnostic]
+    data: bytes
+    relint: list[Diagnostic]
+    notes: list[str] = field(default_factory=list)
+
+
+def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequence[Rule],
+             enabled: Enabled, only: set[tuple] | None = None) -> FixPlan | None:
+    """Apply the fixable diagnostics (or the ``only`` keys) in memory and re-lint; ``None`` if nothing changes."""
+    chosen = [d for d in diagnostics if d.fixable and (only is None or d.key() in only)]
+    if not chosen:
+        return None
+    fixed = ctx.loaded.fresh_copy()
+    for diagnostic in chosen:
+        for edit in diagnostic.fix.edits:  # type: ignore[union-attr]
+            try:
+                edit.apply(fixed)
+            except KeyError as exc:
+                raise FixError(f"{ctx.file}: cannot apply the {diagnostic.code} fix: {exc}") from None
+    data = fixed.SerializeToString()
+    if data == ctx.loaded.data:
+        return None
+    fixed_loaded = LoadedModel(ctx.loaded.path, data, fixed, ctx.loaded.external_locations)
+    # The stripped copy of the fixed model equals the original's: reuse what was derived.
+    oracle = copy.copy(ctx.oracle)
+    oracle.loaded = fixed_loaded
+    oracle._annotated = None  # declarations changed: inference that trusts them must re-run
+    relint_ctx = LintContext(fixed_loaded, ctx.file, oracle)
+    relint, errors = run_rules(relint_ctx, rules, enabled)
+    if errors:
+        raise FixError(errors[0])
+    fixed_keys = {d.key() for d in chosen}
+    again = [d for d in relint if d.key() in fixed_keys]
+    if again:
+        raise FixError(f"{ctx.file}: the {again[0].code} fix did not converge "
+                       f"({again[0].location.display()}: {again[0].message}); nothing was written")
+    for diagnostic in chosen:
+        diagnostic.fix.applied = True  # type: ignore[union-attr]
+    return FixPlan(chosen, data, relint)
+
+
+def _checker_error(path: Path) -> str | None:
+    try:
+        onnx.checker.check_model(str(path), full_check=True)
+    except Exception as exc:
+        text = str(exc).strip()
+        return text.splitlines()[0][:400] if text else type(exc).__name__
+    return None
+
+
+def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True) -> list[str]:
+    """Prove the fixed bytes on disk beside the original, then rename; returns notes."""
+    notes: list[str] = []
+    staged = StagedWrite(loaded.path, plan.data)
+    with staged as temp:
+        fixed_error = _checker_error(temp)
+        if fixed_error is not None:
+            original_error = _checker_error(loaded.path)
+            if original_error is None:
+                raise FixError(f"{loaded.path}: the fix would make onnx.checker fail ({fixed_error}); "
+                               "nothing was written")
+            notes.append(f"onnx.checker still fails after the fix, as it did before: {fixed_error}")
+        if runtime_check and _runtime_checkable(loaded):
+            fixed_load = runtime_load_error(temp)
+            if fixed_load is not None:
+                if runtime_load_error(loaded.path) is None:
+                    raise FixError(f"{loaded.path}: ONNX Runtime loads the original but not the fixed model "
+                                   f"({fixed_load}); nothing was written")
+                notes.append(f"ONNX Runtime does not load the model, before or after the fix: {fixed_load}")
+        staged.commit()
+    return notes
+
+
+def _runtime_checkable(loaded: LoadedModel) -> bool:
+    if loaded.has_external_data or not runtime_available():
+        return False
+    return sum(1 for _ in _all_nodes(loaded.model.graph)) <= RUNTIME_CHECK_MAX_NODES
+
+
+def _all_nodes(graph: onnx.GraphProto):
+    from onnx_lint.graphs import subgraph_attributes
+
+    for node in graph.node:
+        yield node
+        for _, sub in subgraph_attributes(node):
+            yield from _all_nodes(sub)
+
+
+def text_diff(loaded: LoadedModel, data: bytes, display: str) -> str:
+    """A unified diff of the model in ONNX text syntax, before and after the fix."""
+    import onnx.printer
+
+    before = onnx.printer.to_text(loaded.model).splitlines(keepends=True)
+    after = onnx.printer.to_text(onnx.ModelProto.FromString(data)).splitlines(keepends=True)
+    return "".join(difflib.unified_diff(before, after, f"{display} (declared)", f"{display} (fixed)"))

@@ -1,0 +1,136 @@
+"""Walking a model's graphs, including the subgraphs of If, Loop and Scan.
+
+A graph is addressed by a *graph path*: ``graph`` for the main graph,
+``graph/node[4]/then_branch`` for a subgraph attribute of node 4, and so on.
+Paths are what diagnostics print and what fix edits use to find their target.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import onnx
+
+ROOT = "graph"
+_SEGMENT = re.compile(r"node\[(\d+)\]/([A-Za-z0-9_]+)(?:\[(\d+)\])?")
+
+
+@dataclass
+class GraphScope:
+    """One graph with its path, its parent scope and its node's position there."""
+
+    path: str
+    graph: onnx.GraphProto
+    parent: GraphScope | None = None
+    owner_node: onnx.NodeProto | None = None
+    _producers: dict[str, int] | None = field(default=None, repr=False)
+
+    def producers(self) -> dict[str, int]:
+        """Tensor name -> index of the node producing it in this graph."""
+        if self._producers is None:
+            self._producers = {
+                out: i for i, node in enumerate(self.graph.node) for out in node.output if out
+            }
+        return self._producers
+
+    def node_path(self, index: int) -> str:
+        return f"{self.path}/node[{index}]"
+
+
+def subgraph_attributes(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto]]:
+    """(segment, graph) for every graph-valued attribute of a node."""
+    for attr in node.attribute:
+        if attr.type == onnx.AttributeProto.GRAPH:
+            yield attr.name, attr.g
+        elif attr.type == onnx.AttributeProto.GRAPHS:
+            for j, g in enumerate(attr.graphs):
+                yield f"{attr.name}[{j}]", g
+
+
+def iter_scopes(model: onnx.ModelProto) -> Iterator[GraphScope]:
+    """Every graph of the model, parents before children."""
+    stack = [GraphScope(ROOT, model.graph)]
+    while stack:
+        scope = stack.pop()
+        yield scope
+        children = []
+        for i, node in enumerate(scope.graph.node):
+            for segment, g in subgraph_attributes(node):
+                children.append(GraphScope(f"{scope.path}/node[{i}]/{segment}", g, scope, node))
+        stack.extend(reversed(children))
+
+
+def resolve_graph(model: onnx.ModelProto, path: str) -> onnx.GraphProto:
+    """The graph a path names; ``KeyError`` if the model has no such graph."""
+    if path == ROOT:
+        return model.graph
+    if not path.startswith(ROOT + "/"):
+        raise KeyError(path)
+    graph = model.graph
+    rest = path[len(ROOT) + 1 :]
+    pos = 0
+    while pos < len(rest):
+        match = _SEGMENT.match(rest, pos)
+        if not match:
+            raise KeyError(path)
+        index, attr_name, sub = int(match.group(1)), match.group(2), match.group(3)
+        if index >= len(graph.node):
+            raise KeyError(path)
+        found = None
+        for attr in graph.node[index].attribute:
+            if attr.name != attr_name:
+                continue
+            if sub is None and attr.type == onnx.AttributeProto.GRAPH:
+                found = attr.g
+            elif sub is not None and attr.type == onnx.AttributeProto.GRAPHS and int(sub) < len(attr.graphs):
+                found = attr.graphs[int(sub)]
+        if found is None:
+            raise KeyError(path)
+        graph = found
+        pos = match.end() + 1
+    return graph
+
+
+def scope_input_names(scope: GraphScope) -> set[str]:
+    """Names defined by this graph's inputs and initializers (not outer scopes)."""
+    names = {v.name for v in scope.graph.input}
+    names.update(t.name for t in scope.graph.initializer)
+    names.update(t.values.name for t in scope.graph.sparse_initializer)
+    return names
+
+
+def consumed_names(graph: onnx.GraphProto) -> set[str]:
+    """Tensor names read by a graph's nodes, including reads from inside subgraphs."""
+    names: set[str] = set()
+    for node in graph.node:
+        names.update(i for i in node.input if i)
+        for _, sub in subgraph_attributes(node):
+            names.update(consumed_names(sub))
+    return names
+
+
+def cyclic_nodes(graph: onnx.GraphProto) -> list[int]:
+    """Indices of nodes that sit on (or behind) a dependency cycle; empty if acyclic.
+
+    The common case, a graph already in topological order, costs one pass.
+    """
+    produced = {out: i for i, node in enumerate(graph.node) for out in node.output if out}
+    if all(produced.get(name, -1) < i for i, node in enumerate(graph.node) for name in node.input):
+        return []
+    pending = [0] * len(graph.node)
+    consumers: dict[int, list[int]] = {}
+    for i, node in enumerate(graph.node):
+        deps = {produced[name] for name in node.input if name in produced}
+        pending[i] = len(deps)
+        for dep in deps:
+            consumers.setdefault(dep, []).append(i)
+    ready = [i for i, count in enumerate(pending) if count == 0]
+    while ready:
+        index = ready.pop()
+        for user in consumers.get(index, ()):
+            pending[user] -= 1
+            if pending[user] == 0:
+                ready.append(user)
+    return [i for i, count in enumerate(pending) if count > 0]

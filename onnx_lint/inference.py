@@ -1,0 +1,281 @@
+"""The shape oracle (SPEC 2): what the graph computes, independent of its annotations.
+
+Inference runs on a *stripped* copy: output types and value_info are removed so
+a stale annotation cannot feed back into its own check, and large or external
+initializers are turned into graph inputs of the same type and dims, so no
+weight byte is read, copied or serialized. ONNX's own inference answers first;
+the slower engines (dims pinned, ONNX Runtime's symbolic inference, strict-mode
+messages) run lazily and only for the facts a rule asks about.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+
+import onnx
+import onnx.shape_inference
+
+from onnx_lint.graphs import ROOT, iter_scopes
+from onnx_lint.model_io import LoadedModel
+from onnx_lint.shapes import TensorInfo, tensor_info
+
+ENGINE_ONNX = "onnx"
+ENGINE_PINNED = "onnx, dynamic dims pinned"
+ENGINE_SYMBOLIC = "onnxruntime-symbolic"
+ENGINE_SCHEMA = "onnx-lint type propagation"
+
+# Initializers above this many elements never hold shape data; inference sees them as inputs.
+_INLINE_ELEMENTS = 4096
+# Two pin sizes for dynamic input dims; a dim that follows them depends on the input.
+PIN_SIZES = (7, 13)
+_STRICT_LINE = re.compile(r"\(op_type:([^,)]+)(?:, node name: ([^)]*))?\): (.*)")
+
+Key = tuple[str, str]  # (graph path, tensor name)
+
+
+def _element_count(tensor: onnx.TensorProto) -> int:
+    count = 1
+    for d in tensor.dims:
+        count *= d
+    return count
+
+
+def swap_heavy_initializers(model: onnx.ModelProto) -> None:
+    """Turn external and large initializers into graph inputs of the same type and dims.
+
+    Inference only needs their types; their bytes would be read, copied and serialized.
+    """
+    for scope in iter_scopes(model):
+        graph = scope.graph
+        heavy = [
+            i for i in graph.initializer
+            if i.data_location == onnx.TensorProto.EXTERNAL or _element_count(i) > _INLINE_ELEMENTS
+        ]
+        if not heavy:
+            continue
+        heavy_names = {i.name for i in heavy}
+        keep = [i for i in graph.initializer if i.name not in heavy_names]
+        del graph.initializer[:]
+        graph.initializer.extend(keep)
+        declared = {v.name for v in graph.input}
+        for init in heavy:
+            if init.name not in declared:
+                graph.input.append(onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
+
+
+def strip_model(model: onnx.ModelProto) -> None:
+    """Remove the annotations under test and the weight bytes, in place."""
+    for scope in iter_scopes(model):
+        del scope.graph.value_info[:]
+        for output in scope.graph.output:
+            output.ClearField("type")
+        for value in scope.graph.input:
+            for dim in value.type.tensor_type.shape.dim:
+                if dim.WhichOneof("value") == "dim_value" and dim.dim_value < 0:
+                    dim.Clear()  # exporters write -1 for "dynamic"; inference would propagate it
+    swap_heavy_initializers(model)
+
+
+def run_onnx_inference(model: onnx.ModelProto, strict: bool = False) -> onnx.ModelProto:
+    """ONNX's C++ inference with data propagation; large models through the path API."""
+    if model.ByteSize() < 2**31 - 1:
+        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=strict, data_prop=True)
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="onnx-lint-") as tmp:
+        src, dst = Path(tmp, "in.onnx"), Path(tmp, "out.onnx")
+        onnx.save_model(model, src)
+        onnx.shape_inference.infer_shapes_path(str(src), str(dst), check_type=False, strict_mode=strict, data_prop=True)
+        return onnx.load_model(dst, load_external_data=False)
+
+
+def collect_values(model: onnx.ModelProto) -> dict[str, dict[str, onnx.ValueInfoProto]]:
+    """Per graph path: tensor name -> the ValueInfoProto inference left for it."""
+    table: dict[str, dict[str, onnx.ValueInfoProto]] = {}
+    for scope in iter_scopes(model):
+        values = {v.name: v for v in scope.graph.value_info}
+        values.update((v.name, v) for v in scope.graph.input)
+        values.update((v.name, v) for v in scope.graph.output if v.HasField("type"))
+        table[scope.path] = values
+    return table
+
+
+def parse_strict_errors(text: str) -> list[tuple[str, str | None, str]]:
+    """(op_type, node name or None, message) for each node error of strict inference."""
+    found = []
+    for line in text.splitlines():
+        match = _STRICT_LINE.search(line)
+        if match:
+            op_type, name, message = match.group(1), match.group(2), match.group(3).strip()
+            message = re.sub(r"^\[\w+\]\s*", "", message).rstrip(".")
+            found.append((op_type.strip(), name.strip() if name else None, message))
+    return found
+
+
+@dataclass
+class EngineNote:
+    """An engine that failed or was skipped, with its own words."""
+
+    engine: str
+    message: str
+
+
+@dataclass
+class ShapeOracle:
+    """Derived facts for one model; cheap facts eagerly, expensive ones on request."""
+
+    loaded: LoadedModel
+    notes: list[EngineNote] = field(default_factory=list)
+    _stripped_bytes: bytes = b""
+    _values: dict[str, dict[str, onnx.ValueInfoProto]] = field(default_factory=dict)
+    _info_cache: dict[Key, TensorInfo | None] = field(default_factory=dict)
+    _symbolic: dict[str, TensorInfo] | None = None
+    _pinned: dict[int, dict[str, dict[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
+    _strict: list[tuple[str, str | None, str]] | None = None
+    _annotated: dict[str, dict[str, onnx.ValueInfoProto]] | None = None
+    inferred: onnx.ModelProto | None = None
+
+    def __post_init__(self) -> None:
+        stripped = self.loaded.fresh_copy()
+        strip_model(stripped)
+        self._stripped_bytes = stripped.SerializeToString()
+        try:
+            inferred = run_onnx_inference(stripped)
+        except Exception as exc:  # onnx raises bare RuntimeErrors for malformed graphs
+            self.notes.append(EngineNote(ENGINE_ONNX, _first_line(exc)))
+            inferred = stripped
+        self.inferred = inferred
+        self._values = collect_values(inferred)
+
+    # -- ONNX inference ---------------------------------------------------------
+    def values(self, graph: str) -> dict[str, onnx.ValueInfoProto]:
+        return self._values.get(graph, {})
+
+    def derived(self, graph: str, name: str) -> tuple[TensorInfo | None, str | None]:
+        """Derived type of a tensor and the engine that derived it."""
+        key = (graph, name)
+        if key not in self._info_cache:
+            value = self._values.get(graph, {}).get(name)
+            self._info_cache[key] = tensor_info(value.type) if value is not None and value.HasField("type") else None
+        info = self._info_cache[key]
+        if info is not None and info.rank is not None:
+            return info, ENGINE_ONNX
+        if graph == ROOT and self._symbolic is not None and name in self._symbolic:
+            sym = self._symbolic[name]
+            merged = TensorInfo(info.elem_type if info and info.elem_type else sym.elem_type, sym.dims)
+            return merged, ENGINE_SYMBOLIC
+        return info, (ENGINE_ONNX if info is not None else None)
+
+    def derived_value(self, graph: str, name: str) -> onnx.ValueInfoProto | None:
+        return self._values.get(graph, {}).get(name)
+
+    # -- ONNX Runtime symbolic inference (fallback) -----------------------------
+    def ensure_symbolic(self) -> None:
+        """Run ONNX Runtime's symbolic inference once, on the stripped main graph."""
+        if self._symbolic is not None:
+            return
+        self._symbolic = {}
+        result = run_symbolic_inference(onnx.ModelProto.FromString(self._stripped_bytes))
+        if isinstance(result, str):
+            self.notes.append(EngineNote(ENGINE_SYMBOLIC, result))
+            return
+        for value in list(result.graph.value_info) + list(result.graph.output):
+            info = tensor_info(value.type) if value.HasField("type") else None
+            if info is not None and info.rank is not None:
+                self._symbolic[value.name] = info
+
+    def symbolic_types(self) -> dict[str, TensorInfo]:
+        """What the symbolic engine derived for the main graph (empty if it did not run)."""
+        return dict(self._symbolic or {})
+
+    @property
+    def symbolic_ran(self) -> bool:
+        return self._symbolic is not None
+
+    # -- dims pinned to two sizes -----------------------------------------------
+    def pinned(self, size: int) -> dict[str, dict[str, onnx.ValueInfoProto]]:
+        """Inference with every dynamic dim of the main graph's inputs set to ``size``."""
+        if size not in self._pinned:
+            model = onnx.ModelProto.FromString(self._stripped_bytes)
+            for value in model.graph.input:
+                if not value.type.HasField("tensor_type"):
+                    continue
+                for dim in value.type.tensor_type.shape.dim:
+                    if dim.WhichOneof("value") != "dim_value":
+                        dim.dim_value = size
+            try:
+                self._pinned[size] = collect_values(run_onnx_inference(model))
+            except Exception as exc:
+                self.notes.append(EngineNote(ENGINE_PINNED, _first_line(exc)))
+                self._pinned[size] = {}
+        return self._pinned[size]
+
+    def pinned_dims(self, graph: str, name: str) -> list[TensorInfo | None]:
+        """The tensor's derived info under each pin size."""
+        result = []
+        for size in PIN_SIZES:
+            value = self.pinned(size).get(graph, {}).get(name)
+            result.append(tensor_info(value.type) if value is not None and value.HasField("type") else None)
+        return result
+
+    # -- strict-mode messages -----------------------------------------------------
+    def strict_errors(self) -> list[tuple[str, str | None, str]]:
+        """The engine's own words for each node where inference stopped."""
+        if self._strict is None:
+            self._strict = []
+            try:
+                run_onnx_inference(onnx.ModelProto.FromString(self._stripped_bytes), strict=True)
+            except Exception as exc:
+                self._strict = parse_strict_errors(str(exc))
+        return self._strict
+
+    # -- inference that trusts the declarations -----------------------------------
+    def annotated_values(self, graph: str) -> dict[str, onnx.ValueInfoProto]:
+        """Inference on the model *with* its annotations: what strict tools get to see."""
+        if self._annotated is None:
+            model = self.loaded.fresh_copy()
+            swap_heavy_initializers(model)
+            try:
+                self._annotated = collect_values(run_onnx_inference(model))
+            except Exception:
+                self._annotated = collect_values(model)
+        return self._annotated.get(graph, {})
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:500] if text else type(exc).__name__
+
+
+def run_symbolic_inference(model: onnx.ModelProto) -> onnx.ModelProto | str:
+    """ONNX Runtime's symbolic shape inference without its file-writing failure path.
+
+    Returns the (possibly partial) inferred model, or a message saying why it failed.
+    ``SymbolicShapeInference.infer_shapes`` saves ``sym_shape_infer_temp.onnx`` into the
+    current directory when it gives up; the loop below is the same algorithm minus that.
+    """
+    try:
+        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference, get_opset
+    except Exception as exc:  # onnxruntime or sympy missing
+        return f"not available ({_first_line(exc)}); install onnx-lint[runtime]"
+    logger = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")
+    previous = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        opset = get_opset(model)
+        if not opset or opset < 7:
+            return "needs opset 7 or newer"
+        engine = SymbolicShapeInference(2**31 - 1, True, False, 0)
+        engine._preprocess(model)
+        while engine.run_:
+            engine._infer_impl()
+        engine._update_output_from_vi()
+        return engine.out_mp_
+    except Exception as exc:
+        message = _first_line(exc)
+        return message if message == type(exc).__name__ else f"{type(exc).__name__}: {message}"
+    finally:
+        logger.setLevel(previous)

@@ -1,0 +1,89 @@
+"""Lint one model file: load, derive, run the selected rules.
+
+The rules are passed in (``onnx_lint.rules.ALL_RULES`` from the CLI and the
+server) so that the engine never depends on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from onnx_lint.context import LintContext
+from onnx_lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.errors import ModelLoadError
+from onnx_lint.model_io import LoadedModel, read_model
+from onnx_lint.rule_api import Rule
+
+Enabled = Callable[[str], bool]
+UNREADABLE = ("OL000", "unreadable-model")
+
+
+@dataclass
+class FileResult:
+    """What linting (and possibly fixing) one file produced."""
+
+    path: Path
+    display: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    unreadable: bool = False
+    internal_errors: list[str] = field(default_factory=list)
+    written: bool = False
+    diff: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def remaining(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if not (d.fix and d.fix.applied)]
+
+    @property
+    def fixed(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.fix and d.fix.applied]
+
+
+def unreadable_diagnostic(display: str, problem: str) -> Diagnostic:
+    return Diagnostic(display, *UNREADABLE, Severity.ERROR, problem, Location("model"))
+
+
+def run_rules(ctx: LintContext, rules: Sequence[Rule], enabled: Enabled) -> tuple[list[Diagnostic], list[str]]:
+    """Diagnostics of the enabled rules, plus the internal errors of rules that crashed."""
+    diagnostics: list[Diagnostic] = []
+    errors: list[str] = []
+    for rule in rules:
+        if not enabled(rule.code):
+            continue
+        try:
+            diagnostics.extend(rule.check(ctx))
+        except ModelLoadError as exc:
+            return [unreadable_diagnostic(ctx.file, exc.problem)], []
+        except Exception as exc:  # a rule bug must not hide the other rules' findings
+            errors.append(f"{ctx.file}: internal error in rule {rule.code}: {type(exc).__name__}: {exc}")
+    return diagnostics, errors
+
+
+def lint_loaded(loaded: LoadedModel, display: str, rules: Sequence[Rule], enabled: Enabled) -> tuple[FileResult, LintContext | None]:
+    result = FileResult(loaded.path, display)
+    try:
+        ctx = LintContext(loaded, display)
+        result.diagnostics, result.internal_errors = run_rules(ctx, rules, enabled)
+    except ModelLoadError as exc:
+        result.diagnostics = [unreadable_diagnostic(display, exc.problem)]
+        result.unreadable = True
+        return result, None
+    except Exception as exc:
+        result.internal_errors.append(f"{display}: internal error: {type(exc).__name__}: {exc}")
+        return result, None
+    result.unreadable = any(d.code == UNREADABLE[0] for d in result.diagnostics)
+    result.notes = [f"{n.engine}: {n.message}" for n in ctx.oracle.notes]
+    return result, ctx
+
+
+def lint_file(path: Path, display: str, rules: Sequence[Rule], enabled: Enabled) -> tuple[FileResult, LintContext | None]:
+    """Lint a file; an unreadable one gives a single OL000 diagnostic, never an exception."""
+    try:
+        loaded = read_model(path)
+    except ModelLoadError as exc:
+        result = FileResult(path, display, [unreadable_diagnostic(display, exc.problem)], unreadable=True)
+        return result, None
+    return lint_loaded(loaded, display, rules, enabled)

@@ -1,0 +1,66 @@
+"""What a rule is, as the engine sees it.
+
+Rules live in ``onnx_lint.rules`` and depend on the engine; the engine only
+knows this interface, so it never imports a rule (the CLI and the server pass
+the registry in).
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, ClassVar
+
+from onnx_lint.diagnostics import Diagnostic, Fix, Location, Severity
+from onnx_lint.edits import Edit
+
+if TYPE_CHECKING:
+    from onnx_lint.context import LintContext
+
+DOCS_URL = "https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md"
+
+
+class Rule:
+    """A rule: stable code, kebab-case name, default severity, explanation and check."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    fixable: ClassVar[bool] = False
+    summary: ClassVar[str]
+
+    @classmethod
+    def explanation(cls) -> str:
+        """The rule's documentation: its module docstring (what / why / example / fix)."""
+        module = sys.modules[cls.__module__]
+        return inspect.cleandoc(module.__doc__ or cls.summary)
+
+    @classmethod
+    def url(cls) -> str:
+        return f"{DOCS_URL}#{cls.code.lower()}-{cls.name}"
+
+    def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        raise NotImplementedError
+
+    def report(
+        self,
+        ctx: LintContext,
+        message: str,
+        location: Location,
+        *,
+        engine: str | None = None,
+        edits: list[Edit] | None = None,
+        severity: Severity | None = None,
+    ) -> Diagnostic:
+        """A diagnostic of this rule; ``edits`` make it fixable."""
+        return Diagnostic(
+            file=ctx.file,
+            code=self.code,
+            name=self.name,
+            severity=severity or self.severity,
+            message=message,
+            location=location,
+            engine=engine,
+            fix=Fix(list(edits)) if edits else None,
+        )

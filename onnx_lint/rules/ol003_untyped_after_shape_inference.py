@@ -1,0 +1,97 @@
+"""## untyped-after-shape-inference (UntypedAfterShapeInference, OL003)
+
+### What it does
+After ONNX shape inference, finds tensors that are consumed by a node or are
+graph outputs but have no element type, and traces them back to the
+*root-cause node*: the node where inference stopped. One diagnostic per root
+cause, quoting the engine's own message (for example `Axis has less than the
+requested k elements`) and listing the untyped tensors downstream. Tensors
+whose type the model itself declares (value_info) are not reported.
+
+### Why does this matter?
+ONNX Runtime's quantizer (`quantize_static`), FP16 converters and TensorRT
+need the element type of every tensor. One operator that inference cannot
+resolve leaves everything after it untyped, and those tools then fail far
+from the cause with `Input 0 expected to have type but instead is null`.
+
+### Example
+```
+values, indices = TopK(X[1,3], K=5, axis=1)   # K larger than the axis
+Y = Cast(indices, to=FLOAT)
+```
+ONNX inference stops at TopK: `values` and `indices` have no type.
+
+### Fix safety
+Safe: the fix adds `value_info` entries with element types propagated from the
+operator schemas in topological order (values: FLOAT, indices: INT64), keeping
+every shape inference did derive. It never changes a node. Outputs of custom
+operators without a schema stay untyped and are listed as such: never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from onnx_lint.context import LintContext, UntypedGroup
+from onnx_lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.edits import AddValueInfo, Edit, SetType
+from onnx_lint.graphs import ROOT, resolve_graph
+from onnx_lint.inference import ENGINE_ONNX
+from onnx_lint.rule_api import Rule
+
+_LISTED = 12
+
+
+def _names(tensors: list[str]) -> str:
+    shown = ", ".join(f"'{t}'" for t in tensors[:_LISTED])
+    more = len(tensors) - _LISTED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+class UntypedAfterShapeInference(Rule):
+    code = "OL003"
+    name = "untyped-after-shape-inference"
+    severity = Severity.WARNING
+    fixable = True
+    summary = "Tensors are left without element type after ONNX shape inference"
+
+    def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        for group in ctx.untyped_groups:
+            edits, untypable = self._fill(ctx, group)
+            if group.node is not None:
+                location = Location(f"{group.graph}/node[{group.node_index}]", node=group.node.name or None,
+                                    op_type=group.node.op_type)
+                where = "ONNX shape inference stopped at this node"
+            else:
+                location = Location(group.graph, tensor=group.tensors[0])
+                where = "tensor has no producer and no declared type"
+            count = len(group.tensors)
+            message = (f"{where}: {group.message}; {count} tensor{'s' if count > 1 else ''} downstream "
+                       f"{'have' if count > 1 else 'has'} no element type: {_names(group.tensors)}")
+            if edits and untypable:
+                message += f"; cannot type {_names(untypable)} (no operator schema)"
+            elif not edits:
+                message += "; no operator schema gives their types, so there is no fix"
+            yield self.report(ctx, message, location, engine=ENGINE_ONNX, edits=edits or None)
+
+    @staticmethod
+    def _fill(ctx: LintContext, group: UntypedGroup) -> tuple[list[Edit], list[str]]:
+        graph = resolve_graph(ctx.model, group.graph)
+        outputs = {v.name for v in graph.output}
+        declared = {v.name for v in graph.value_info}
+        symbolic = ctx.oracle.symbolic_types() if group.graph == ROOT else {}
+        edits: list[Edit] = []
+        untypable: list[str] = []
+        for name in group.tensors:
+            elem_type = ctx.filled_types.get((group.graph, name))
+            if not elem_type:
+                untypable.append(name)
+                continue
+            if name in outputs:
+                edits.append(SetType(group.graph, "output", name, elem_type=elem_type))
+            elif name in declared:
+                edits.append(SetType(group.graph, "value_info", name, elem_type=elem_type))
+            else:
+                dims = ctx.public_dims(symbolic[name].dims) if name in symbolic else None
+                edits.append(AddValueInfo(group.graph, name, elem_type, dims))
+        return edits, untypable

@@ -1,0 +1,55 @@
+"""## stale-output-rank (OL004)
+
+### What it does
+Flags a graph output declared with rank r >= 1 when the graph computes a
+different rank (at any graph level: subgraph outputs too).
+
+### Why does this matter?
+Downstream tools trust the declared rank: TensorRT builds its bindings from
+it, FP16 converters and ONNX Runtime's quantizer copy it, and strict shape
+inference rejects the model (`Inferred shape and existing shape differ in
+rank`).
+
+### Example
+```
+Y = Flatten(X[batch,3,4])       # computes [batch, 12]
+graph output Y: float[batch,3,4]
+```
+becomes `Y: float[batch,12]` after `--fix`.
+
+### Fix safety
+Safe: the output's declared shape is replaced by the derived rank and concrete
+dims; symbolic dims the producer named on the inputs are kept. Nothing else
+changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from onnx_lint.context import LintContext
+from onnx_lint.diagnostics import Diagnostic, Severity
+from onnx_lint.rule_api import Rule
+from onnx_lint.shapes import format_dims, format_info
+
+
+class StaleOutputRank(Rule):
+    code = "OL004"
+    name = "stale-output-rank"
+    severity = Severity.ERROR
+    fixable = True
+    summary = "Graph output declares a rank >= 1 that differs from the computed rank"
+
+    def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        for decl in ctx.declarations:
+            if decl.kind != "output" or not decl.rank_mismatch or decl.declared.rank == 0:  # type: ignore[union-attr]
+                continue
+            yield self.report(
+                ctx,
+                f"graph output '{decl.name}' is declared with rank {decl.declared.rank} "  # type: ignore[union-attr]
+                f"{format_dims(decl.declared.dims)}, but the graph computes rank "  # type: ignore[union-attr]
+                f"{decl.derived.rank} {format_info(decl.derived)}",  # type: ignore[union-attr]
+                decl.location,
+                engine=decl.engine,
+                edits=[ctx.reconcile_edit(decl)],
+            )

@@ -1,0 +1,55 @@
+"""## stale-element-type (OL006)
+
+### What it does
+Flags a graph output or `value_info` entry whose declared element type differs
+from the element type the graph computes (for example an output declared
+`float` that a `Cast(to=INT64)` produces).
+
+### Why does this matter?
+ONNX Runtime refuses such a model at load time (`Type Error: Type (tensor(int64))
+of output arg (Y) of node () does not match expected type (tensor(float))`),
+and quantizers and FP16 converters pick their casts from the declared type.
+
+### Example
+```
+Y = Cast(X, to=INT64)
+graph output Y: float[3]
+```
+becomes `Y: int64[3]` after `--fix`.
+
+### Fix safety
+Safe: only the declared element type changes; the declared dims are left to
+the shape rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from onnx_lint.context import LintContext
+from onnx_lint.diagnostics import Diagnostic, Severity
+from onnx_lint.edits import SetType
+from onnx_lint.rule_api import Rule
+from onnx_lint.shapes import elem_type_name
+
+
+class StaleElementType(Rule):
+    code = "OL006"
+    name = "stale-element-type"
+    severity = Severity.ERROR
+    fixable = True
+    summary = "A declared element type differs from the type the graph computes"
+
+    def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        for decl in ctx.declarations:
+            if not decl.type_mismatch:
+                continue
+            what = "graph output" if decl.kind == "output" else "value_info"
+            yield self.report(
+                ctx,
+                f"{what} '{decl.name}' is declared {elem_type_name(decl.declared.elem_type)}, "  # type: ignore[union-attr]
+                f"but the graph computes {elem_type_name(decl.derived.elem_type)}",  # type: ignore[union-attr]
+                decl.location,
+                engine=decl.engine,
+                edits=[SetType(decl.graph, decl.kind, decl.name, elem_type=decl.derived.elem_type)],  # type: ignore[union-attr]
+            )

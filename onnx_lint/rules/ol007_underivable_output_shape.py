@@ -1,0 +1,69 @@
+"""## underivable-output-shape (OL007)
+
+### What it does
+Notes a graph output whose shape no inference engine could derive: neither
+ONNX's own inference nor, for the main graph, ONNX Runtime's symbolic shape
+inference. Its declaration could therefore not be checked.
+
+### Why does this matter?
+Silence would read as "this output is fine". The note says which engines were
+tried and why they gave up, so you know the declaration is unverified rather
+than verified. Typical causes: an operator from a custom domain, a
+data-dependent shape, or an operator whose inference fails (see OL003).
+
+### Example
+```
+Y = com.example.MyOp(X)         # no schema anywhere
+graph output Y: float[1,8]      # kept as declared, reported as unverified
+```
+
+### Fix safety
+No fix: the declaration is kept as it is and never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from onnx_lint.context import LintContext
+from onnx_lint.diagnostics import Diagnostic, Severity
+from onnx_lint.graphs import ROOT
+from onnx_lint.inference import ENGINE_SYMBOLIC
+from onnx_lint.rule_api import Rule
+from onnx_lint.shapes import format_info
+
+
+class UnderivableOutputShape(Rule):
+    code = "OL007"
+    name = "underivable-output-shape"
+    severity = Severity.INFO
+    summary = "No inference engine can derive this graph output's shape; its declaration is unverified"
+
+    def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        for decl in ctx.declarations:
+            if decl.kind != "output" or not decl.underivable:
+                continue
+            if decl.graph != ROOT and (decl.declared is None or decl.declared.dims is None):
+                continue  # a subgraph output that declares no shape has nothing left unverified
+            if decl.declared is None and self._non_tensor(ctx, decl.name):
+                continue  # sequences and maps (ZipMap) have no tensor shape to derive
+            tried = ["onnx: no shape"]
+            if decl.graph == ROOT and ctx.oracle.symbolic_ran:
+                failure = next((n.message for n in ctx.oracle.notes if n.engine == ENGINE_SYMBOLIC), None)
+                tried.append(f"{ENGINE_SYMBOLIC}: {failure or 'no shape'}")
+            elif decl.graph != ROOT:
+                tried.append(f"{ENGINE_SYMBOLIC}: not run on subgraphs")
+            yield self.report(
+                ctx,
+                f"no inference engine could derive the shape of graph output '{decl.name}' "
+                f"({'; '.join(tried)}); its declaration {format_info(decl.declared)} is kept unverified",
+                decl.location,
+            )
+
+    @staticmethod
+    def _non_tensor(ctx: LintContext, name: str) -> bool:
+        for value in ctx.model.graph.output:
+            if value.name == name:
+                which = value.type.WhichOneof("value")
+                return which is not None and which not in ("tensor_type", "sparse_tensor_type")
+        return False

@@ -1,0 +1,64 @@
+"""## negative-dim-value (OL101)
+
+### What it does
+Flags a declared dim with a negative `dim_value` on a graph input, output or
+`value_info` entry (at any graph level). Exporters such as paddle2onnx write
+`-1` where they mean "dynamic".
+
+### Why does this matter?
+The ONNX IR defines a dynamic dim as a `dim_param` or an empty dim; `-1`
+is a concrete value that happens to be impossible. `onnx.checker` lets it
+pass and ONNX Runtime reads it as "unknown", but ONNX's own shape inference
+propagates `-1` as if it were a size, and tools that allocate or build
+engines from declared shapes (random calibration inputs, TensorRT profiles)
+trip over it.
+
+### Example
+```
+graph input x: float[-1,3,48,192]
+```
+becomes `x: float[?,3,48,192]` (an empty, dynamic dim) after `--fix`.
+
+### Fix safety
+Safe: the negative dims become empty (dynamic) dims, which is what the
+exporter meant; every other dim stays as declared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from onnx_lint.context import LintContext
+from onnx_lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.edits import SetType
+from onnx_lint.rule_api import Rule
+from onnx_lint.shapes import format_dims, tensor_info
+
+_WHAT = {"input": "graph input", "output": "graph output", "value_info": "value_info"}
+
+
+class NegativeDimValue(Rule):
+    code = "OL101"
+    name = "negative-dim-value"
+    severity = Severity.WARNING
+    fixable = True
+    summary = "A declared dim_value is negative (exporters write -1 for a dynamic dim)"
+
+    def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        # value_info entries identical to what inference derives cannot hold a negative dim,
+        # so the declarations the context already compares are the only ones to scan.
+        candidates = [(scope.path, "input", i, v.name, tensor_info(v.type))
+                      for scope in ctx.scopes for i, v in enumerate(scope.graph.input)]
+        candidates += [(d.graph, d.kind, d.index, d.name, d.declared) for d in ctx.declarations]
+        for graph, kind, index, name, info in candidates:
+            if info is None or not info.dims or not any(isinstance(d, int) and d < 0 for d in info.dims):
+                continue
+            dims = tuple(None if isinstance(d, int) and d < 0 else d for d in info.dims)
+            bad = [str(i) for i, d in enumerate(info.dims) if isinstance(d, int) and d < 0]
+            yield self.report(
+                ctx,
+                f"{_WHAT[kind]} '{name}' is declared {format_dims(info.dims)}: dim {', '.join(bad)} is negative; "
+                "ONNX requires dim_value >= 0 (a dynamic dim is an empty dim or a dim_param)",
+                Location(f"{graph}/{kind}[{index}]", tensor=name),
+                edits=[SetType(graph, kind, name, dims=dims)],  # type: ignore[arg-type]
+            )

