@@ -190,7 +190,7 @@ class LintContext:
     def _has_dynamic_inputs(self) -> bool:
         for value in self.model.graph.input:
             info = tensor_info(value.type)
-            if info and info.dims and any(not isinstance(d, int) for d in info.dims):
+            if info and info.dims and any(not isinstance(d, int) or d < 0 for d in info.dims):
                 return True
         return False
 

@@ -116,8 +116,11 @@ CASES: list[Case] = [
     Case("short-external", "has 8 bytes", _short_data),
     Case("future-ir", "IR version 99", _future_ir),
     Case("future-opset", "opset ai.onnx 999", _future_opset),
-    Case("negative-input-dim", "negative dim_value", lambda f: _negative_dim(f, "input")),
-    Case("negative-output-dim", "negative dim_value", lambda f: _negative_dim(f, "output")),
+]
+# Readable but invalid: reported by their own rule (OL101), fixable.
+NEGATIVE_DIM_CASES: list[Case] = [
+    Case("negative-input-dim", "is negative", lambda f: _negative_dim(f, "input")),
+    Case("negative-output-dim", "is negative", lambda f: _negative_dim(f, "output")),
 ]
 
 

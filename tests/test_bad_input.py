@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import run_process
-from corpus import CASES, build_corpus
+from corpus import CASES, NEGATIVE_DIM_CASES, build_corpus
 
 from examples import defects
 
@@ -63,3 +63,20 @@ def test_external_data_escape_is_refused_before_any_read(tmp_path):
     path = _external(folder, "fifo.onnx", "../trap.fifo")
     run = run_process("check", str(path), "--no-cache", cwd=tmp_path, timeout=60)
     assert run.code == 2 and "escapes the model folder" in run.out
+
+
+@pytest.mark.parametrize("case", NEGATIVE_DIM_CASES, ids=lambda c: c.name)
+def test_negative_dims_get_their_own_rule_and_a_safe_fix(cli, tmp_path, case):
+    import onnx
+
+    path = case.build(tmp_path)
+    run = cli("check", str(path), "--output-format", "json")
+    assert run.code == 1
+    found = run.json()
+    assert [d["code"] for d in found if d["code"] == "OL101"] == ["OL101"]
+    assert case.problem in next(d["message"] for d in found if d["code"] == "OL101")
+    assert cli("check", str(path), "--fix").code == 0
+    model = onnx.load(path)
+    for value in list(model.graph.input) + list(model.graph.output):
+        assert all(d.dim_value >= 0 for d in value.type.tensor_type.shape.dim)
+    onnx.checker.check_model(model, full_check=True)

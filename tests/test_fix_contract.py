@@ -67,7 +67,7 @@ def test_failed_write_leaves_original_and_no_temporary_file(cli, save, monkeypat
 
 
 def test_fix_that_would_break_the_checker_is_refused(cli, save, monkeypatch):
-    path = save(defects.stale_rank0_output())
+    path = save(defects.pinned_batch())  # passes the full checker before the fix
     before = path.read_bytes()
     real = fixer._checker_error
     monkeypatch.setattr(fixer, "_checker_error", lambda p: "forced failure" if p != path else real(p))

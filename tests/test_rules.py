@@ -81,7 +81,7 @@ def test_topk_larger_than_axis_reports_root_cause_once_and_fills_types(cli, save
 
 def test_stale_rank0_output_feeding_reduce_mean(cli, save):
     path = save(defects.rank0_feeding_reduce_mean())
-    with pytest.raises(onnx.checker.ValidationError, match="rank"):
+    with pytest.raises(onnx.shape_inference.InferenceError, match="Input rank was 0"):
         onnx.checker.check_model(onnx.load(path), full_check=True)
     assert codes(cli("check", str(path), "--output-format", "json")) == ["OL001"]
     assert cli("check", str(path), "--fix").code == 0

@@ -1,0 +1,17 @@
+"""``--output-format json``: the public, additive-only schema of SPEC 6."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from onnx_lint.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from onnx_lint.formats import RuleDoc
+
+
+def render_json(diagnostics: list[Diagnostic], *, root: Path, rule_docs: Mapping[str, RuleDoc]) -> str:
+    return json.dumps([d.to_json() for d in diagnostics], indent=2) + "\n"
