@@ -16,9 +16,9 @@ import onnx
 
 from onnx_lint.diagnostics import Location
 from onnx_lint.edits import SetType
-from onnx_lint.graphs import ROOT, GraphScope, iter_scopes
+from onnx_lint.graphs import ROOT, GraphScope
 from onnx_lint.inference import PIN_SIZES, ShapeOracle
-from onnx_lint.model_io import LoadedModel
+from onnx_lint.model_io import LoadedModel, check_cycles
 from onnx_lint.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info
 
 ConflictReason = Literal["concrete", "dynamic", "pinned", "param-reuse"]
@@ -107,7 +107,7 @@ class LintContext:
 
     @cached_property
     def scopes(self) -> list[GraphScope]:
-        return list(iter_scopes(self.model))
+        return self.loaded.scopes
 
     @cached_property
     def named_dims(self) -> frozenset[str]:
@@ -257,6 +257,30 @@ class LintContext:
 
     # -- untyped tensors --------------------------------------------------------------
     @cached_property
+    def uninferred_outputs(self) -> dict[str, list[str]]:
+        """Per graph: node outputs ONNX inference left no entry for (one cheap pass per graph)."""
+        result: dict[str, list[str]] = {}
+        for scope in self.scopes:
+            values = self.oracle.values(scope.path)
+            graph = scope.graph
+            if self.oracle.inferred_entries(scope.path) >= sum(len(node.output) for node in graph.node):
+                continue  # every node output has an entry (the common, healthy case)
+            missing = [out for node in scope.graph.node for out in node.output if out and out not in values]
+            if missing:
+                result[scope.path] = missing
+        return result
+
+    def check_integrity(self) -> None:
+        """Refuse graphs with a dependency cycle (``ModelLoadError``).
+
+        A cycle always leaves inference without a type somewhere, so only graphs
+        with uninferred outputs need the (slower) cycle search.
+        """
+        suspects = [scope for scope in self.scopes if scope.path in self.uninferred_outputs]
+        if suspects:
+            check_cycles(suspects, self.file)
+
+    @cached_property
     def untyped_groups(self) -> list[UntypedGroup]:
         """Consumed or output tensors without element type, grouped by root-cause node."""
         groups: list[UntypedGroup] = []
@@ -285,6 +309,9 @@ class LintContext:
     def _untyped_in(self, scope: GraphScope) -> list[UntypedGroup]:
         graph = scope.graph
         values = self.oracle.values(scope.path)
+        outputs_typed = all(v.name in values and _has_elem_type(values[v.name]) for v in graph.output)
+        if scope.path not in self.uninferred_outputs and outputs_typed:
+            return []
         produced = scope.producers()
         needed: list[str] = []
         seen: set[str] = set()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import onnx
 import onnx.shape_inference
 
-from onnx_lint.graphs import ROOT, iter_scopes
+from onnx_lint.graphs import ROOT, scopes_at
 from onnx_lint.model_io import LoadedModel
 from onnx_lint.shapes import TensorInfo, tensor_info
 
@@ -42,12 +42,12 @@ def _element_count(tensor: onnx.TensorProto) -> int:
     return count
 
 
-def swap_heavy_initializers(model: onnx.ModelProto) -> None:
+def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str]) -> None:
     """Turn external and large initializers into graph inputs of the same type and dims.
 
     Inference only needs their types; their bytes would be read, copied and serialized.
     """
-    for scope in iter_scopes(model):
+    for scope in scopes_at(model, paths):
         graph = scope.graph
         heavy = [
             i for i in graph.initializer
@@ -65,9 +65,9 @@ def swap_heavy_initializers(model: onnx.ModelProto) -> None:
                 graph.input.append(onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
 
 
-def strip_model(model: onnx.ModelProto) -> None:
+def strip_model(model: onnx.ModelProto, paths: list[str]) -> None:
     """Remove the annotations under test and the weight bytes, in place."""
-    for scope in iter_scopes(model):
+    for scope in scopes_at(model, paths):
         del scope.graph.value_info[:]
         for output in scope.graph.output:
             output.ClearField("type")
@@ -75,7 +75,7 @@ def strip_model(model: onnx.ModelProto) -> None:
             for dim in value.type.tensor_type.shape.dim:
                 if dim.WhichOneof("value") == "dim_value" and dim.dim_value < 0:
                     dim.Clear()  # exporters write -1 for "dynamic"; inference would propagate it
-    swap_heavy_initializers(model)
+    swap_heavy_initializers(model, paths)
 
 
 def run_onnx_inference(model: onnx.ModelProto, strict: bool = False) -> onnx.ModelProto:
@@ -92,10 +92,10 @@ def run_onnx_inference(model: onnx.ModelProto, strict: bool = False) -> onnx.Mod
         return onnx.load_model(dst, load_external_data=False)
 
 
-def collect_values(model: onnx.ModelProto) -> dict[str, dict[str, onnx.ValueInfoProto]]:
+def collect_values(model: onnx.ModelProto, paths: list[str]) -> dict[str, dict[str, onnx.ValueInfoProto]]:
     """Per graph path: tensor name -> the ValueInfoProto inference left for it."""
     table: dict[str, dict[str, onnx.ValueInfoProto]] = {}
-    for scope in iter_scopes(model):
+    for scope in scopes_at(model, paths):
         values = {v.name: v for v in scope.graph.value_info}
         values.update((v.name, v) for v in scope.graph.input)
         values.update((v.name, v) for v in scope.graph.output if v.HasField("type"))
@@ -137,10 +137,13 @@ class ShapeOracle:
     _strict: list[tuple[str, str | None, str]] | None = None
     _annotated: dict[str, dict[str, onnx.ValueInfoProto]] | None = None
     inferred: onnx.ModelProto | None = None
+    paths: list[str] = field(default_factory=list)
+    _input_counts: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.paths = self.loaded.scope_paths
         stripped = self.loaded.fresh_copy()
-        strip_model(stripped)
+        strip_model(stripped, self.paths)
         self._stripped_bytes = stripped.SerializeToString()
         try:
             inferred = run_onnx_inference(stripped)
@@ -148,11 +151,16 @@ class ShapeOracle:
             self.notes.append(EngineNote(ENGINE_ONNX, _first_line(exc)))
             inferred = stripped
         self.inferred = inferred
-        self._values = collect_values(inferred)
+        self._values = collect_values(inferred, self.paths)
+        self._input_counts = {scope.path: len(scope.graph.input) for scope in scopes_at(inferred, self.paths)}
 
     # -- ONNX inference ---------------------------------------------------------
     def values(self, graph: str) -> dict[str, onnx.ValueInfoProto]:
         return self._values.get(graph, {})
+
+    def inferred_entries(self, graph: str) -> int:
+        """How many tensors inference typed in a graph, graph inputs not counted."""
+        return len(self._values.get(graph, {})) - self._input_counts.get(graph, 0)
 
     def derived(self, graph: str, name: str) -> tuple[TensorInfo | None, str | None]:
         """Derived type of a tensor and the engine that derived it."""
@@ -207,7 +215,7 @@ class ShapeOracle:
                     if dim.WhichOneof("value") != "dim_value":
                         dim.dim_value = size
             try:
-                self._pinned[size] = collect_values(run_onnx_inference(model))
+                self._pinned[size] = collect_values(run_onnx_inference(model), self.paths)
             except Exception as exc:
                 self.notes.append(EngineNote(ENGINE_PINNED, _first_line(exc)))
                 self._pinned[size] = {}
@@ -237,11 +245,11 @@ class ShapeOracle:
         """Inference on the model *with* its annotations: what strict tools get to see."""
         if self._annotated is None:
             model = self.loaded.fresh_copy()
-            swap_heavy_initializers(model)
+            swap_heavy_initializers(model, self.paths)
             try:
-                self._annotated = collect_values(run_onnx_inference(model))
+                self._annotated = collect_values(run_onnx_inference(model), self.paths)
             except Exception:
-                self._annotated = collect_values(model)
+                self._annotated = collect_values(model, self.paths)
         return self._annotated.get(graph, {})
 
 

@@ -66,6 +66,7 @@ def lint_loaded(loaded: LoadedModel, display: str, rules: Sequence[Rule], enable
     result = FileResult(loaded.path, display)
     try:
         ctx = LintContext(loaded, display)
+        ctx.check_integrity()
         result.diagnostics, result.internal_errors = run_rules(ctx, rules, enabled)
     except ModelLoadError as exc:
         result.diagnostics = [unreadable_diagnostic(display, exc.problem)]

@@ -12,13 +12,14 @@ import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import onnx
 from google.protobuf.message import DecodeError
 
 from onnx_lint.errors import FixError, ModelLoadError
-from onnx_lint.graphs import cyclic_nodes, iter_scopes
+from onnx_lint.graphs import GraphScope, cyclic_nodes, iter_scopes
 
 # Protobuf refuses messages above 2 GiB; a bigger file cannot hold a model in one message.
 MAX_PROTO_BYTES = 2**31 - 1
@@ -36,6 +37,15 @@ class LoadedModel:
     @property
     def digest(self) -> str:
         return hashlib.sha256(self.data).hexdigest()
+
+    @cached_property
+    def scopes(self) -> list[GraphScope]:
+        """The model's graphs, found once and shared by every analysis of this model."""
+        return list(iter_scopes(self.model))
+
+    @property
+    def scope_paths(self) -> list[str]:
+        return [scope.path for scope in self.scopes]
 
     @property
     def has_external_data(self) -> bool:
@@ -71,8 +81,9 @@ def read_model(path: str | os.PathLike[str]) -> LoadedModel:
     except OSError as exc:
         raise ModelLoadError(shown, f"cannot read file: {exc.strerror or exc}") from None
     model = parse_model(data, shown)
-    locations = validate_model(model, path)
-    return LoadedModel(path, data, model, locations)
+    loaded = LoadedModel(path, data, model)
+    loaded.external_locations = validate_model(model, path, loaded.scopes)
+    return loaded
 
 
 def parse_model(data: bytes, shown: str) -> onnx.ModelProto:
@@ -100,7 +111,7 @@ def _supported_opsets() -> dict[str, int]:
     return table
 
 
-def validate_model(model: onnx.ModelProto, path: Path) -> list[str]:
+def validate_model(model: onnx.ModelProto, path: Path, scopes: list[GraphScope] | None = None) -> list[str]:
     """Structural checks that must pass before any analysis; returns external locations."""
     shown = str(path)
     if model.ir_version > onnx.IR_VERSION:
@@ -121,32 +132,38 @@ def validate_model(model: onnx.ModelProto, path: Path) -> list[str]:
             )
     if model.ir_version >= 3 and not model.opset_import:
         raise ModelLoadError(shown, "not a usable ONNX model: it imports no opset")
-    check_structure(model, shown)
-    return check_external_data(model, path)
+    scopes = scopes if scopes is not None else list(iter_scopes(model))
+    check_initializer_dims(scopes, shown)
+    return check_external_data(scopes, path)
 
 
-def check_structure(model: onnx.ModelProto, shown: str) -> None:
-    """Cycles and tensors with negative dims: no analysis of such a graph means anything."""
-    for scope in iter_scopes(model):
-        cycle = cyclic_nodes(scope.graph)
-        if cycle:
-            names = ", ".join(
-                f"'{scope.graph.node[i].name or scope.graph.node[i].op_type}'" for i in cycle[:5])
-            raise ModelLoadError(shown, f"{scope.path} has a dependency cycle through nodes {names}")
+def check_initializer_dims(scopes: list[GraphScope], shown: str) -> None:
+    """A tensor with a negative dim cannot exist: nothing about such a model means anything."""
+    for scope in scopes:
         for init in scope.graph.initializer:
             if any(d < 0 for d in init.dims):
                 raise ModelLoadError(shown, f"initializer '{init.name}' has a negative dim {list(init.dims)}")
 
 
-def iter_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+def check_cycles(scopes: list[GraphScope], shown: str) -> None:
+    """A dependency cycle makes every analysis meaningless; refuse such a model."""
+    for scope in scopes:
+        cycle = cyclic_nodes(scope.graph)
+        if cycle:
+            names = ", ".join(
+                f"'{scope.graph.node[i].name or scope.graph.node[i].op_type}'" for i in cycle[:5])
+            raise ModelLoadError(shown, f"{scope.path} has a dependency cycle through nodes {names}")
+
+
+def iter_tensors(scopes: list[GraphScope]) -> Iterator[onnx.TensorProto]:
     """Every tensor that can carry external data: initializers and Constant values."""
-    for scope in iter_scopes(model):
+    for scope in scopes:
         yield from scope.graph.initializer
         for sparse in scope.graph.sparse_initializer:
             yield sparse.values
             yield sparse.indices
-        for node in scope.graph.node:
-            for attr in node.attribute:
+        for index in scope.special():
+            for attr in scope.graph.node[index].attribute:
                 if attr.type == onnx.AttributeProto.TENSOR:
                     yield attr.t
                 elif attr.type == onnx.AttributeProto.TENSORS:
@@ -166,7 +183,7 @@ def _element_size(data_type: int) -> int | None:
     return np_type.itemsize
 
 
-def check_external_data(model: onnx.ModelProto, path: Path) -> list[str]:
+def check_external_data(scopes: list[GraphScope], path: Path) -> list[str]:
     """Refuse external references that escape the model folder, are missing or too short.
 
     Only ``os.stat`` is used: no byte of any weights file is read.
@@ -174,7 +191,7 @@ def check_external_data(model: onnx.ModelProto, path: Path) -> list[str]:
     shown = str(path)
     folder = path.resolve().parent
     locations: list[str] = []
-    for tensor in iter_tensors(model):
+    for tensor in iter_tensors(scopes):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
             continue
         info = {entry.key: entry.value for entry in tensor.external_data}

@@ -1,4 +1,9 @@
-"""``--output-format github``: GitHub Actions workflow commands (annotations on the PR)."""
+"""``--output-format github``: GitHub Actions workflow commands (annotations on the PR).
+
+Tensor and node names come from the model, so they may hold any character;
+the escaping below is the one the Actions runner documents, which keeps a
+name from ending a property or starting a new command.
+"""
 
 from __future__ import annotations
 
@@ -11,24 +16,31 @@ from onnx_lint.diagnostics import Diagnostic
 if TYPE_CHECKING:
     from onnx_lint.formats import RuleDoc
 
-_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def escape_data(text: str) -> str:
+    """The message part of a workflow command: ``%``, CR and LF are escaped."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:
+    """A property value: as data, plus ``:`` and ``,`` which would end it."""
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def render_github(diagnostics: list[Diagnostic], *, root: Path, rule_docs: Mapping[str, RuleDoc]) -> str:
+def annotation(d: Diagnostic, root: Path) -> str:
+    """One ``::error title=...,file=...,line=1::location: message`` line (no newline)."""
     from onnx_lint.formats import relative_path
 
-    lines = []
-    for d in diagnostics:
-        props = (f"title={escape_property(f'onnx-lint ({d.code})')},"
-                 f"file={escape_property(relative_path(d.file, root))},line=1")
-        lines.append(f"::{_LEVEL[d.severity.value]} {props}::"
-                     f"{escape_data(d.location.display() + ': ' + d.message)}\n")
-    return "".join(lines)
+    props = ",".join((
+        f"title={escape_property(f'onnx-lint ({d.code})')}",
+        f"file={escape_property(relative_path(d.file, root))}",
+        "line=1",  # a model has no lines; line 1 still puts the annotation on the file
+    ))
+    return f"::{_COMMAND[d.severity.value]} {props}::{escape_data(f'{d.location.display()}: {d.message}')}"
+
+
+def render_github(diagnostics: list[Diagnostic], *, root: Path, rule_docs: Mapping[str, RuleDoc]) -> str:
+    """One workflow command per diagnostic."""
+    return "".join(annotation(d, root) + "\n" for d in diagnostics)

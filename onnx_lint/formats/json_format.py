@@ -1,4 +1,8 @@
-"""``--output-format json``: the public, additive-only schema of SPEC 6."""
+"""``--output-format json``: the public, additive-only schema of SPEC 6.
+
+The shape is ``Diagnostic.to_json`` and nothing else, so CI scripts that parse
+it break only if that method changes, which it does only additively.
+"""
 
 from __future__ import annotations
 
@@ -14,4 +18,5 @@ if TYPE_CHECKING:
 
 
 def render_json(diagnostics: list[Diagnostic], *, root: Path, rule_docs: Mapping[str, RuleDoc]) -> str:
+    """One JSON array, one object per diagnostic, indented, with a trailing newline."""
     return json.dumps([d.to_json() for d in diagnostics], indent=2) + "\n"

@@ -1,0 +1,190 @@
+"""The command line as a CI job or a person in a terminal meets it (SPEC 6)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+import onnx
+import pytest
+from conftest import run_process
+
+from examples import defects
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A folder of models with several defects, in nested folders."""
+    models = tmp_path / "models"
+    (models / "nested").mkdir(parents=True)
+    onnx.save(defects.stale_rank0_output(), models / "rank0.onnx")
+    onnx.save(defects.topk_untyped(), models / "nested" / "topk.onnx")
+    onnx.save(defects.healthy_matmul(), models / "healthy.onnx")
+    onnx.save(defects.custom_op_output(), models / "custom.onnx")
+    (models / "notes.txt").write_text("not a model")
+    return tmp_path
+
+
+def test_plain_invocation_lints_folders_recursively(cli, project):
+    run = cli("models", "--output-format", "concise", cwd=project)
+    assert run.code == 1
+    lines = [ln for ln in run.out.splitlines() if ": OL" in ln]
+    assert any(ln.startswith("models/rank0.onnx:graph/output[0] 'Y': OL001 [*] ") for ln in lines)
+    assert any("models/nested/topk.onnx:graph/node[0] 'TopK_0' (TopK): OL003" in ln for ln in lines)
+    assert "notes.txt" not in run.out
+    assert "Found 3 problems in 4 files." in run.out
+    assert "[*] 2 fixable with the `--fix` option." in run.out
+
+
+def test_full_format_names_the_engine_and_the_help(cli, project):
+    run = cli("check", "models/rank0.onnx", cwd=project)
+    assert "error: stale-rank-zero-output, derived by onnx" in run.out
+    assert "help: safe fix available" in run.out
+
+
+def test_json_output_has_the_public_shape(cli, project):
+    found = cli("check", "models", "--output-format", "json", cwd=project).json()
+    assert {d["code"] for d in found} == {"OL001", "OL003", "OL007"}
+    for d in found:
+        assert set(d) == {"file", "code", "name", "severity", "message", "location", "engine", "fix"}
+        assert set(d["location"]) == {"path", "tensor", "node", "op_type"}
+        assert d["severity"] in ("error", "warning", "info")
+
+
+def test_json_after_fix_marks_applied_fixes(cli, project):
+    found = cli("check", "models", "--fix", "--output-format", "json", cwd=project).json()
+    applied = {d["code"] for d in found if d["fix"] and d["fix"]["applied"]}
+    assert applied == {"OL001", "OL003"}
+
+
+def test_sarif_output_is_code_scanning_ready(cli, project):
+    run = cli("check", "models", "--output-format", "sarif", cwd=project)
+    log = json.loads(run.out)
+    assert log["version"] == "2.1.0"
+    [sarif_run] = log["runs"]
+    rule_ids = [r["id"] for r in sarif_run["tool"]["driver"]["rules"]]
+    assert rule_ids == sorted(rule_ids) and "OL001" in rule_ids
+    for result in sarif_run["results"]:
+        assert rule_ids[result["ruleIndex"]] == result["ruleId"]
+        location = result["locations"][0]
+        assert location["physicalLocation"]["artifactLocation"]["uri"].startswith("models/")
+        assert location["physicalLocation"]["region"] == {"startLine": 1}
+        assert location["logicalLocations"][0]["fullyQualifiedName"].startswith("graph")
+    again = json.loads(cli("check", "models", "--output-format", "sarif", cwd=project).out)
+    prints = [r["partialFingerprints"] for r in sarif_run["results"]]
+    assert prints == [r["partialFingerprints"] for r in again["runs"][0]["results"]]
+    assert len({p["onnxLint/v1"] for p in prints}) == len(prints)
+
+
+def test_github_and_junit_formats(cli, project):
+    github = cli("check", "models", "--output-format", "github", cwd=project).out
+    assert "::error title=onnx-lint (OL001),file=models/rank0.onnx,line=1::graph/output[0] 'Y'" in github
+    assert "::notice title=onnx-lint (OL007)" in github
+    junit = ET.fromstring(cli("check", "models", "--output-format", "junit", cwd=project).out)
+    assert junit.get("failures") == "2"
+    assert {s.get("name") for s in junit.iter("testsuite")} == {
+        "models/rank0.onnx", "models/nested/topk.onnx", "models/custom.onnx"}
+
+
+def test_output_file(cli, project):
+    run = cli("check", "models", "--output-format", "json", "-o", "report.json", cwd=project)
+    assert run.code == 1 and run.out == ""
+    assert len(json.loads((project / "report.json").read_text())) == 3
+
+
+def test_select_ignore_and_extend_select(cli, project):
+    def codes(*args):
+        return sorted({d["code"] for d in cli("check", "models", "--output-format", "json", *args,
+                                              cwd=project).json()})
+
+    assert codes("--select", "OL001") == ["OL001"]
+    assert codes("--ignore", "OL00") == []
+    assert codes("--select", "OL00", "--ignore", "OL001") == ["OL003", "OL007"]
+    assert codes("--select", "OL001", "--extend-select", "OL007") == ["OL001", "OL007"]
+    bad = cli("check", "models", "--select", "XX9", cwd=project)
+    assert bad.code == 2 and "unknown rule selector 'XX9'" in bad.err
+
+
+def test_statistics_and_exit_zero(cli, project):
+    run = cli("check", "models", "--statistics", cwd=project)
+    assert run.code == 1
+    assert "1  OL001  [*]  stale-rank-zero-output" in run.out
+    assert "1  OL007       underivable-output-shape" in run.out
+    assert cli("check", "models", "--exit-zero", cwd=project).code == 0
+
+
+def test_info_notes_alone_do_not_fail(cli, project):
+    assert cli("check", "models/custom.onnx", cwd=project).code == 0
+
+
+def test_rule_and_list_rules(cli):
+    run = cli("rule", "OL001")
+    assert run.code == 0
+    assert "## stale-rank-zero-output (OL001)" in run.out
+    for heading in ("### What it does", "### Why does this matter?", "### Example", "### Fix safety"):
+        assert heading in run.out
+    assert "## dim-param-mismatch" in cli("rule", "dim-param-mismatch").out
+    assert cli("rule", "OL999").code == 2
+    listing = cli("list-rules").out
+    for code in ("OL000", "OL001", "OL002", "OL003", "OL004", "OL005", "OL006", "OL007", "OL101"):
+        assert code in listing
+    as_json = json.loads(cli("list-rules", "--output-format", "json").out)
+    assert {r["code"] for r in as_json} >= {"OL001", "OL003"}
+
+
+def test_pyproject_configuration_and_per_file_ignores(cli, project):
+    (project / "pyproject.toml").write_text(
+        '[tool.onnx-lint]\nignore = ["OL007"]\n\n[tool.onnx-lint.per-file-ignores]\n"**/nested/*.onnx" = ["OL003"]\n')
+    found = cli("check", "models", "--output-format", "json", cwd=project).json()
+    assert {d["code"] for d in found} == {"OL001"}
+
+
+def test_onnx_lint_toml_and_config_errors(cli, project):
+    (project / "onnx-lint.toml").write_text('select = ["OL003"]\n')
+    found = cli("check", "models", "--output-format", "json", cwd=project).json()
+    assert {d["code"] for d in found} == {"OL003"}
+    (project / "onnx-lint.toml").write_text('selct = ["OL003"]\n')
+    run = cli("check", "models", cwd=project)
+    assert run.code == 2 and "unknown key 'selct'" in run.err and "onnx-lint.toml" in run.err
+    (project / "onnx-lint.toml").write_text('select = ["OL003"\n')
+    run = cli("check", "models", cwd=project)
+    assert run.code == 2 and "is not valid TOML" in run.err
+
+
+def test_parallel_jobs_give_the_same_result(cli, project):
+    one = cli("check", "models", "--output-format", "json", "--jobs", "1", "--no-cache", cwd=project).json()
+    two = cli("check", "models", "--output-format", "json", "--jobs", "2", "--no-cache", cwd=project).json()
+    assert one == two
+
+
+def test_cache_is_used_and_invalidated(cli, project):
+    first = cli("check", "models", "--output-format", "json", cwd=project).json()
+    assert (project / ".onnx-lint-cache").is_dir()
+    assert cli("check", "models", "--output-format", "json", cwd=project).json() == first
+    shutil.copy(project / "models" / "healthy.onnx", project / "models" / "rank0.onnx")
+    after = cli("check", "models", "--output-format", "json", cwd=project).json()
+    assert "OL001" not in {d["code"] for d in after}
+
+
+def test_fix_and_diff_together_is_a_usage_error(cli, project):
+    run = cli("check", "models", "--fix", "--diff", cwd=project)
+    assert run.code == 2 and "--diff" in run.err
+
+
+def test_usage_error_exit_code(cli):
+    assert cli("check", "--output-format", "xml").code == 2
+
+
+def test_console_script_is_installed(tmp_path):
+    exe = shutil.which("onnx-lint")
+    assert exe, "pip install -e . installs the onnx-lint console script"
+    done = subprocess.run([exe, "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("onnx-lint ")
+
+
+def test_real_process_run_on_a_folder_with_fix(project):
+    run = run_process("check", "models", "--fix", cwd=project)
+    assert run.code == 0, run.out + run.err
+    assert "Found 3 problems in 4 files (2 fixed, 1 remaining)." in run.out
