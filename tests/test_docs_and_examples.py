@@ -1,0 +1,51 @@
+"""The README's promises: generated rule docs are current, the set-up commands are what CI runs,
+and the examples show every rule firing and being fixed."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+
+from conftest import REPO, run_process
+
+
+def _setup_commands() -> list[str]:
+    text = (REPO / "README.md").read_text()
+    section = text.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```sh\n(.+?)\n```", section, re.S)
+
+
+def test_rule_docs_and_readme_table_are_generated_from_the_code():
+    done = subprocess.run([sys.executable, "scripts/generate_docs.py", "--check"], cwd=REPO,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_readme_starts_with_two_setup_commands_and_ci_runs_the_second():
+    commands = _setup_commands()
+    assert len(commands) == 2
+    ci = (REPO / ".ci" / "run").read_text().strip().splitlines()
+    assert ci[-1] == commands[1]
+
+
+def test_examples_show_every_rule_firing_and_being_fixed(tmp_path):
+    models = tmp_path / "models"
+    done = subprocess.run([sys.executable, str(REPO / "examples" / "make_examples.py"), str(models)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    before = run_process("check", str(models), "--output-format", "json", "--no-cache", cwd=tmp_path)
+    assert before.code == 1
+    import json
+
+    codes = {d["code"] for d in json.loads(before.out)}
+    assert codes >= {"OL001", "OL002", "OL003", "OL004", "OL005", "OL006", "OL007"}
+    demo = tmp_path / "demo"
+    shutil.copytree(models, demo)
+    after = run_process("check", "--fix", str(demo), "--no-cache", "--output-format", "json", cwd=tmp_path)
+    remaining = [d for d in json.loads(after.out) if not (d["fix"] and d["fix"]["applied"])]
+    assert {d["code"] for d in remaining} <= {"OL007"}, remaining
+    assert after.code == 0
+    # The originals were not touched: --fix worked on the copy.
+    assert run_process("check", str(models), "--no-cache", "-q", cwd=tmp_path).code == 1
