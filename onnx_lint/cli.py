@@ -69,14 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args_list.insert(0, "check")
     if not args_list:
         args_list = ["check"]
-    if args_list[0] == "server":
-        from onnx_lint.server import cli as server_cli  # noqa: PLC0415 (only when asked)
-
-        return server_cli.main(args_list[1:])
-    if args_list[0] == "quantize":
-        from onnx_lint.quantize import cli as quantize_cli  # noqa: PLC0415
-
-        return quantize_cli.main(args_list[1:])
+    if args_list[0] in ("server", "quantize"):
+        return _run_extension(args_list[0], args_list[1:])
     parser = _build_parser()
     try:
         args = parser.parse_args(args_list)
@@ -98,6 +92,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+
+
+def _run_extension(command: str, argv: list[str]) -> int:
+    """``server`` and ``quantize`` live in their own modules, imported only when asked for."""
+    import importlib
+
+    module = {"server": "onnx_lint.server.cli", "quantize": "onnx_lint.quantize_cli"}[command]
+    try:
+        entry = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        print(f"onnx-lint: error: `onnx-lint {command}` needs {exc.name}, which is not installed "
+              f"(pip install 'onnx-lint[{'server' if command == 'server' else 'runtime'}]')", file=sys.stderr)
+        return 2
+    return int(entry.main(argv))
 
 
 # -- rule documentation ------------------------------------------------------------------
