@@ -227,7 +227,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     settings = merge_cli(settings, select=_split(args.select), extend_select=_split(args.extend_select),
                          ignore=_split(args.ignore))
     all_codes = [r.code for r in ALL_RULES]
-    for selector in (settings.select or ()) + settings.extend_select + settings.ignore:
+    for selector in settings.selectors():
         if selector != "ALL" and not any(code.startswith(selector) for code in all_codes):
             raise ConfigError(f"unknown rule selector '{selector}' (see `onnx-lint list-rules`)")
     files, missing = discover(args.paths)
