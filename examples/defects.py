@@ -199,6 +199,27 @@ def symbolic_fallback() -> onnx.ModelProto:
     )
 
 
+def weakly_typed_mlp(seed: int = 0) -> onnx.ModelProto:
+    """The quantize seed: output Y declared rank 0 (really [batch,8]) behind a com.microsoft Gelu
+    that ONNX's inference cannot type, upstream of float MatMul/Add computation."""
+    rng = np.random.default_rng(seed)
+    w1 = numpy_helper.from_array((rng.standard_normal((16, 32)) * 0.3).astype(np.float32), "W1")
+    w2 = numpy_helper.from_array((rng.standard_normal((32, 8)) * 0.3).astype(np.float32), "W2")
+    b2 = numpy_helper.from_array((rng.standard_normal(8) * 0.1).astype(np.float32), "B2")
+    return _model(
+        [
+            h.make_node("MatMul", ["X", "W1"], ["hidden"], name="MatMul_1"),
+            h.make_node("Gelu", ["hidden"], ["activated"], domain="com.microsoft", name="Gelu_1"),
+            h.make_node("MatMul", ["activated", "W2"], ["projected"], name="MatMul_2"),
+            h.make_node("Add", ["projected", "B2"], ["Y"], name="Add_2"),
+        ],
+        [h.make_tensor_value_info("X", T.FLOAT, ["batch", 16])],
+        [h.make_tensor_value_info("Y", T.FLOAT, [])],
+        [w1, w2, b2],
+        extra_opsets=[("com.microsoft", 1)],
+    )
+
+
 def with_external_data(folder: Path, name: str = "external.onnx") -> Path:
     """A stale rank-0 output whose weights live in ``<name>.data`` beside the model."""
     model = _model(
@@ -228,6 +249,7 @@ DEFECTS = {
     "if_branch_stale": (if_branch_stale, "OL001 inside an If branch"),
     "loop_body_stale": (loop_body_stale, "OL002 inside a Loop body"),
     "symbolic_fallback": (symbolic_fallback, "OL001 found by ONNX Runtime's symbolic inference"),
+    "weakly_typed_mlp": (weakly_typed_mlp, "OL001 + OL003: the quantize seed (plain INT8+FP16 fails)"),
 }
 HEALTHY = {
     "healthy_matmul": (healthy_matmul, "no defect"),

@@ -1,0 +1,115 @@
+"""``onnx-lint quantize MODEL -o OUT``: repair, then INT8 (QDQ) + FP16, validated (SPEC 5)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from onnx_lint.errors import OnnxLintError
+
+RANDOM_WARNING = (
+    "WARNING: no --calibration-data given: calibrating on RANDOM inputs. The accuracy figures below only "
+    "show that the pipeline works; they say nothing about the accuracy of the quantized model on real data."
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="onnx-lint quantize",
+                                     description="Repair a model's annotations, then quantize it to INT8 (QDQ) "
+                                                 "with the remaining float computation in FP16.")
+    parser.add_argument("model", help="the FP32 model (it is not changed)")
+    parser.add_argument("-o", "--output", required=True, help="where to write the quantized model")
+    parser.add_argument("--calibration-data", help=".npz (keys are input names) or .npy (single-input models); "
+                        "samples are split along axis 0")
+    parser.add_argument("--calibration-method", choices=("minmax", "entropy", "percentile"), default="minmax")
+    parser.add_argument("--op-types", help="comma-separated operator types to quantize (default: ONNX Runtime's)")
+    parser.add_argument("--exclude-nodes", help="comma-separated node names to keep in float")
+    parser.add_argument("--per-channel", action="store_true", help="per-channel weight quantization")
+    io = parser.add_mutually_exclusive_group()
+    io.add_argument("--keep-io-types", dest="keep_io_types", action="store_true", default=True,
+                    help="keep float32 model inputs and outputs (default)")
+    io.add_argument("--no-keep-io-types", dest="keep_io_types", action="store_false",
+                    help="make model inputs and outputs FP16 too")
+    parser.add_argument("--input-shape", action="append", default=[], metavar="NAME=1x3x224x224",
+                        help="shape of random calibration inputs (dynamic dims default to 1 for the first axis, "
+                             "32 for the others)")
+    parser.add_argument("--samples", type=int, default=8, help="number of random samples (default 8)")
+    parser.add_argument("--min-cosine", type=float, default=None,
+                        help="fail (exit 1, nothing written) if any output's cosine similarity is lower")
+    parser.add_argument("--report", help="write the report as JSON to this file")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    return parser
+
+
+def _split(value: str | None) -> tuple[str, ...] | None:
+    return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
+
+
+def main(argv: list[str]) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    try:
+        return run(args)
+    except OnnxLintError as exc:
+        print(f"onnx-lint: error: {exc}", file=sys.stderr)
+        return getattr(exc, "exit_code", 2)
+    except KeyboardInterrupt:
+        print("onnx-lint: interrupted; nothing was written", file=sys.stderr)
+        return 130
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        print("onnx-lint: error: quantize needs ONNX Runtime: pip install 'onnx-lint[runtime]'", file=sys.stderr)
+        return 2
+    from onnx_lint.model_io import read_model
+    from onnx_lint.progress import terminal_progress
+    from onnx_lint.quantization.calibration import input_specs, load_samples, parse_input_shape, random_samples
+    from onnx_lint.quantization.pipeline import QuantizeOptions, QuantizeReport, quantize_model
+    from onnx_lint.quantization.report import format_summary
+    from onnx_lint.rules import ALL_RULES
+
+    source, output = Path(args.model), Path(args.output)
+    if output.resolve() == source.resolve():
+        print("onnx-lint: error: -o must name a new file; the input model is never changed", file=sys.stderr)
+        return 2
+    specs = input_specs(read_model(source).model)
+    if args.calibration_data:
+        samples = load_samples(Path(args.calibration_data), specs)
+        calibration = {"source": args.calibration_data, "samples": len(samples), "random": False}
+    else:
+        overrides = dict(parse_input_shape(s) for s in args.input_shape)
+        samples = random_samples(specs, overrides, count=max(1, args.samples))
+        calibration = {"source": "random inputs", "samples": len(samples), "random": True,
+                       "shapes": {name: list(a.shape) for name, a in samples[0].items()}}
+        print(RANDOM_WARNING, file=sys.stderr)
+    calibration["method"] = args.calibration_method
+    options = QuantizeOptions(args.calibration_method, _split(args.op_types), _split(args.exclude_nodes) or (),
+                              args.per_channel, args.keep_io_types)
+    progress = terminal_progress(args.quiet)
+    try:
+        report: QuantizeReport = quantize_model(source, output, samples, options, ALL_RULES, progress,
+                                                calibration=calibration)
+    finally:
+        progress.close()
+    if calibration["random"]:
+        report.warnings.insert(0, RANDOM_WARNING)
+    worst = min((o.cosine for o in report.outputs), default=1.0)
+    failed = args.min_cosine is not None and worst < args.min_cosine
+    if failed:
+        output.unlink(missing_ok=True)
+        report.warnings.append(f"cosine similarity {worst:.6f} is below --min-cosine {args.min_cosine}; "
+                               "the output was removed")
+    if args.report:
+        Path(args.report).write_text(json.dumps(report.to_json(), indent=2) + "\n")
+    print(format_summary(report))
+    for warning in report.warnings:
+        print(warning, file=sys.stderr)
+    return 1 if failed else 0
