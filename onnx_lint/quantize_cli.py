@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="shape of random calibration inputs (dynamic dims default to 1 for the first axis, "
                              "32 for the others)")
     parser.add_argument("--samples", type=int, default=8, help="number of random samples (default 8)")
+    parser.add_argument("--validation-samples", type=int, default=16,
+                        help="compare with FP32 on the first N calibration samples (0: all; default 16)")
     parser.add_argument("--min-cosine", type=float, default=None,
                         help="fail (exit 1, nothing written) if any output's cosine similarity is lower")
     parser.add_argument("--report", help="write the report as JSON to this file")
@@ -92,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         print(RANDOM_WARNING, file=sys.stderr)
     calibration["method"] = args.calibration_method
     options = QuantizeOptions(args.calibration_method, _split(args.op_types), _split(args.exclude_nodes) or (),
-                              args.per_channel, args.keep_io_types)
+                              args.per_channel, args.keep_io_types, max(0, args.validation_samples))
     progress = terminal_progress(args.quiet)
     try:
         report: QuantizeReport = quantize_model(source, output, samples, options, ALL_RULES, progress,

@@ -25,7 +25,13 @@ from onnx_lint.model_io import StagedWrite, read_model
 from onnx_lint.progress import Cancelled, Progress
 from onnx_lint.quantization.calibration import Sample, input_specs
 from onnx_lint.quantization.fp16 import convert_to_fp16
-from onnx_lint.quantization.validation import OutputAgreement, RuntimeFailure, compare, run_in_child
+from onnx_lint.quantization.validation import (
+    OutputAgreement,
+    RuntimeFailure,
+    compare,
+    run_in_process,
+    run_models,
+)
 from onnx_lint.rule_api import Rule
 
 MIN_QDQ_OPSET = 19  # FP16 scales on QuantizeLinear/DequantizeLinear need opset 19
@@ -51,6 +57,7 @@ class QuantizeOptions:
     exclude_nodes: tuple[str, ...] = ()
     per_channel: bool = False
     keep_io_types: bool = True
+    validation_samples: int = 16  # 0: every calibration sample
 
 
 @dataclass
@@ -175,18 +182,6 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
         model = _raise_opset(model, report)
         _load_weights(model, source)
         _save(model, fp32)
-        progress.stage("Running the repaired FP32 model", 1)
-        try:
-            reference = run_in_child(fp32, samples, "repaired FP32 model")
-        except RuntimeFailure as exc:
-            unresolved = [d for d in diagnostics if d.code == "OL003" and not (d.fix and d.fix.applied)]
-            hint = f" (onnx-lint: {unresolved[0].location.display()}: {unresolved[0].message})" if unresolved else ""
-            raise QuantizeError(f"{source}: the model is not runnable, so it cannot be calibrated: "
-                                f"{exc}{hint}; nothing was written") from None
-        report.warnings.extend(reference.notes)
-        progress.advance()
-        progress.check()
-
         progress.stage(f"Calibrating on {len(samples)} samples ({options.calibration_method})", len(samples))
         int8 = work / "int8.onnx"
         method = {"minmax": CalibrationMethod.MinMax, "entropy": CalibrationMethod.Entropy,
@@ -203,6 +198,13 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
         except Cancelled:
             raise
         except Exception as exc:
+            unresolved = [d for d in diagnostics if d.code == "OL003" and not (d.fix and d.fix.applied)]
+            if unresolved or "ONNXRuntimeError" in str(exc):
+                hint = (f" (onnx-lint: {unresolved[0].location.display()}: {unresolved[0].message})"
+                        if unresolved else "")
+                raise QuantizeError(f"{source}: the model is not runnable, so it cannot be calibrated: "
+                                    f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}"
+                                    f"{hint}; nothing was written") from None
             raise QuantizeError(f"INT8 quantization (ONNX Runtime quantize_static) failed: "
                                 f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}") from None
         progress.check()
@@ -221,12 +223,15 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
         except Exception as exc:
             raise QuantizeError(f"the quantized model fails onnx.checker: {str(exc).strip().splitlines()[0]}") from None
         progress.advance()
+        checked = samples[: options.validation_samples] if options.validation_samples > 0 else samples
+        report.calibration["validation_samples"] = len(checked)
         try:
-            produced = run_in_child(result, samples, "quantized model")
+            reference = run_in_process(fp32, checked)  # as safe as calibration, which just ran it here
+            [produced] = run_models([(result, "quantized model")], checked)
         except RuntimeFailure as exc:
             raise QuantizeError(f"{exc}; nothing was written") from None
         progress.advance()
-        report.outputs = compare(reference.outputs, produced.outputs)
+        report.outputs = compare(reference, produced.outputs)
         report.warnings.extend(produced.notes)
         counts = Counter(n.op_type for n in converted.graph.node)
         report.nodes = {"total": sum(counts.values()), "QuantizeLinear": counts.get("QuantizeLinear", 0),

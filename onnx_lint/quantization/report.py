@@ -29,7 +29,8 @@ def format_summary(report: QuantizeReport) -> str:
         f"  nodes: {report.nodes.get('total')} ({report.nodes.get('QuantizeLinear')} QuantizeLinear, "
         f"{report.nodes.get('DequantizeLinear')} DequantizeLinear), "
         f"{report.validation.get('fp16_initializers')} FP16 initializers",
-        f"  calibration: {cal.get('samples')} samples from {cal.get('source')} ({cal.get('method')})",
+        f"  calibration: {cal.get('samples')} samples from {cal.get('source')} ({cal.get('method')}); "
+        f"compared with FP32 on {cal.get('validation_samples')} of them",
         f"  validation: onnx.checker {report.validation.get('checker')}; ONNX Runtime "
         f"{report.validation.get('runtime')} at {report.validation.get('optimization_level')}",
         "",

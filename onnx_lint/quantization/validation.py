@@ -26,30 +26,38 @@ _RUNNER = r"""
 import json, sys
 import numpy as np
 import onnxruntime as ort
-model, samples_path, out_path, level = sys.argv[1:5]
-options = ort.SessionOptions()
-options.log_severity_level = 3
-options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
-try:
-    session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
-except Exception as exc:
-    print(json.dumps({"error": "load", "message": str(exc).strip().splitlines()[0][:800] if str(exc).strip() else type(exc).__name__}))
-    sys.exit(3)
-names = [o.name for o in session.get_outputs()]
+
+def first_line(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0][:800] if text else type(exc).__name__
+
+samples_path, level = sys.argv[1:3]
+jobs = list(zip(sys.argv[3::2], sys.argv[4::2]))
 with np.load(samples_path, allow_pickle=False) as archive:
     count = int(archive["__count__"])
+    feeds = [{key.split("/", 1)[1]: archive[key] for key in archive.files if key.startswith(f"{k}/")}
+             for k in range(count)]
+for index, (model, out_path) in enumerate(jobs):
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
+    try:
+        session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        print(json.dumps({"index": index, "error": "load", "message": first_line(exc)}), flush=True)
+        continue
+    names = [o.name for o in session.get_outputs()]
     inputs = [i.name for i in session.get_inputs()]
     results = {}
     try:
-        for k in range(count):
-            feed = {name: archive[f"{k}/{name}"] for name in inputs}
-            for name, value in zip(names, session.run(names, feed)):
+        for k, feed in enumerate(feeds):
+            for name, value in zip(names, session.run(names, {n: feed[n] for n in inputs})):
                 results[f"{k}/{name}"] = np.asarray(value)
     except Exception as exc:
-        print(json.dumps({"error": "run", "message": str(exc).strip().splitlines()[0][:800] if str(exc).strip() else type(exc).__name__}))
-        sys.exit(4)
-np.savez(out_path, **results)
-print(json.dumps({"outputs": names}))
+        print(json.dumps({"index": index, "error": "run", "message": first_line(exc)}), flush=True)
+        continue
+    np.savez(out_path, **results)
+    print(json.dumps({"index": index, "outputs": names}), flush=True)
 """
 
 LEVELS = ("ORT_ENABLE_ALL", "ORT_ENABLE_BASIC")
@@ -73,50 +81,90 @@ def _signal_name(code: int) -> str:
         return f"signal {-code}"
 
 
-def run_in_child(model: Path, samples: list[dict[str, np.ndarray]], what: str,
-                 timeout: float = 900.0) -> RunResult:
-    """Outputs of ``model`` on every sample; ``RuntimeFailure`` with the runtime's words if it fails."""
-    notes: list[str] = []
+def run_models(models: list[tuple[Path, str]], samples: list[dict[str, np.ndarray]],
+               timeout: float = 900.0) -> list[RunResult]:
+    """Outputs of each model on every sample, all in one child process (one ONNX Runtime start).
+
+    A model that crashes the child or is refused at the default optimization level is
+    retried alone at BASIC; ``RuntimeFailure`` carries the runtime's words if that fails too.
+    """
     with tempfile.TemporaryDirectory(prefix="onnx-lint-run-") as tmp:
         feed = Path(tmp, "samples.npz")
         arrays = {f"{k}/{name}": value for k, sample in enumerate(samples) for name, value in sample.items()}
         np.savez(feed, __count__=np.array(len(samples)), **arrays)
-        out = Path(tmp, "outputs.npz")
+        results: list[RunResult | None] = [None] * len(models)
+        notes: list[list[str]] = [[] for _ in models]
+        failures: list[str] = [""] * len(models)
         for level in LEVELS:
-            try:
-                done = subprocess.run([sys.executable, "-c", _RUNNER, str(model), str(feed), str(out), level],
-                                      capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-            except subprocess.TimeoutExpired:
-                raise RuntimeFailure(f"ONNX Runtime did not finish running the {what} within {timeout:.0f} s") from None
-            if done.returncode < 0:
-                notes.append(f"ONNX Runtime crashed ({_signal_name(done.returncode)}) running the {what} "
-                             f"at {level}")
-                continue
-            report = _last_json(done.stdout)
-            if done.returncode != 0:
-                message = report.get("message") if report else (done.stderr.strip()[-800:] or "unknown error")
-                stage = "load" if report.get("error") == "load" else "run"
-                failure = f"ONNX Runtime cannot {stage} the {what}: {message}"
-                if level == LEVELS[-1]:
-                    raise RuntimeFailure(failure + ("" if not notes else f" ({'; '.join(notes)})"))
-                notes.append(f"{failure} at {level}")
-                continue
-            with np.load(out, allow_pickle=False) as archive:
-                outputs = {name: [archive[f"{k}/{name}"] for k in range(len(samples))] for name in report["outputs"]}
-            if notes:
-                notes.append(f"the {what} runs at {level}: use that optimization level with it")
-            return RunResult(outputs, level, notes)
-    raise RuntimeFailure(f"ONNX Runtime crashes running the {what} at every optimization level "
-                         f"({'; '.join(notes)})")
+            todo = [i for i, r in enumerate(results) if r is None]
+            if not todo:
+                break
+            batches = [todo] if level == LEVELS[0] else [[i] for i in todo]
+            for batch in batches:
+                outs = {i: Path(tmp, f"out-{i}-{level}.npz") for i in batch}
+                args = [str(feed), level]
+                for i in batch:
+                    args += [str(models[i][0]), str(outs[i])]
+                try:
+                    done = subprocess.run([sys.executable, "-c", _RUNNER, *args], capture_output=True, text=True,
+                                          timeout=timeout, stdin=subprocess.DEVNULL)
+                except subprocess.TimeoutExpired:
+                    raise RuntimeFailure(f"ONNX Runtime did not finish within {timeout:.0f} s") from None
+                reports = {r["index"]: r for r in _json_lines(done.stdout)}
+                for position, i in enumerate(batch):
+                    what = models[i][1]
+                    report = reports.get(position)
+                    if report is None:
+                        crash = _signal_name(done.returncode) if done.returncode < 0 else f"exit {done.returncode}"
+                        failures[i] = f"ONNX Runtime crashed ({crash}) running the {what}"
+                        notes[i].append(f"{failures[i]} at {level}")
+                    elif "error" in report:
+                        failures[i] = f"ONNX Runtime cannot {report['error']} the {what}: {report['message']}"
+                        notes[i].append(f"{failures[i]} at {level}")
+                    else:
+                        with np.load(outs[i], allow_pickle=False) as archive:
+                            outputs = {name: [archive[f"{k}/{name}"] for k in range(len(samples))]
+                                       for name in report["outputs"]}
+                        if notes[i]:
+                            notes[i].append(f"the {what} runs at {level}: use that optimization level with it")
+                        results[i] = RunResult(outputs, level, notes[i])
+        for i, result in enumerate(results):
+            if result is None:
+                crashed = all("crashed" in n for n in notes[i])
+                if crashed:
+                    raise RuntimeFailure(f"ONNX Runtime crashes running the {models[i][1]} at every "
+                                         f"optimization level ({'; '.join(notes[i])})")
+                raise RuntimeFailure(failures[i])
+        return [r for r in results if r is not None]
 
 
-def _last_json(stdout: str) -> dict:
-    for line in reversed(stdout.strip().splitlines()):
+def run_in_process(model: Path, samples: list[dict[str, np.ndarray]]) -> dict[str, list[np.ndarray]]:
+    """The FP32 reference outputs, computed here: calibration already ran this model in-process."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    try:
+        session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        names = [o.name for o in session.get_outputs()]
+        runs = [session.run(names, sample) for sample in samples]
+    except Exception as exc:
+        text = str(exc).strip()
+        raise RuntimeFailure(f"ONNX Runtime cannot run the repaired FP32 model: "
+                             f"{text.splitlines()[0] if text else type(exc).__name__}") from None
+    return {name: [np.asarray(run[i]) for run in runs] for i, name in enumerate(names)}
+
+
+def _json_lines(stdout: str) -> list[dict]:
+    found = []
+    for line in stdout.strip().splitlines():
         try:
-            return json.loads(line)
+            value = json.loads(line)
         except ValueError:
             continue
-    return {}
+        if isinstance(value, dict) and "index" in value:
+            found.append(value)
+    return found
 
 
 @dataclass(frozen=True)
