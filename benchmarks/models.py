@@ -1,0 +1,160 @@
+"""Generated benchmark models (no downloads): sizes from 1k to 100k nodes, healthy and weakly typed.
+
+Weights are shared between layers so that a 100k-node model stays small on disk;
+the 1 GB model keeps its weights as external data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+IR_VERSION = 8
+OPSET = 17
+WIDTH = 64
+
+
+def _model(nodes, inputs, outputs, initializers, value_info=(), extra_opsets=()) -> onnx.ModelProto:
+    graph = h.make_graph(nodes, "bench", inputs, outputs, initializers, value_info=list(value_info))
+    opsets = [h.make_opsetid("", OPSET)] + [h.make_opsetid(d, v) for d, v in extra_opsets]
+    return h.make_model(graph, opset_imports=opsets, ir_version=IR_VERSION, producer_name="onnx-lint-bench")
+
+
+def _const(name: str, values, dtype=np.int64) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.array(values, dtype=dtype), name)
+
+
+def mlp_chain(nodes: int) -> onnx.ModelProto:
+    """Residual MLP layers: MatMul, Add bias, Relu, Add residual (4 nodes each)."""
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array((rng.standard_normal((WIDTH, WIDTH)) * 0.05).astype(np.float32), "W"),
+             numpy_helper.from_array(np.zeros(WIDTH, np.float32), "b")]
+    body, prev = [], "X"
+    for i in range(max(1, nodes // 4)):
+        body += [h.make_node("MatMul", [prev, "W"], [f"mm{i}"], name=f"mm{i}"),
+                 h.make_node("Add", [f"mm{i}", "b"], [f"ab{i}"], name=f"ab{i}"),
+                 h.make_node("Relu", [f"ab{i}"], [f"r{i}"], name=f"r{i}"),
+                 h.make_node("Add", [f"r{i}", prev], [f"res{i}"], name=f"res{i}")]
+        prev = f"res{i}"
+    return _model(body, [h.make_tensor_value_info("X", T.FLOAT, ["batch", WIDTH])],
+                  [h.make_tensor_value_info(prev, T.FLOAT, ["batch", WIDTH])], inits)
+
+
+def transformer_blocks(nodes: int, heads: int = 4) -> onnx.ModelProto:
+    """Attention-like blocks full of Shape/Gather/Concat/Reshape (22 nodes each)."""
+    rng = np.random.default_rng(1)
+    d = WIDTH // heads
+    inits = [numpy_helper.from_array((rng.standard_normal((WIDTH, WIDTH)) * 0.05).astype(np.float32), n)
+             for n in ("Wq", "Wk", "Wv", "Wo")]
+    inits += [_const("i0", 0), _const("i1", 1), _const("heads_d", [heads, d]), _const("minus1", [-1]),
+              _const("perm_dummy", [0])]
+    body, prev = [], "X"
+    for i in range(max(1, nodes // 22)):
+        p = f"b{i}_"
+        body += [
+            h.make_node("Shape", [prev], [p + "shape"]),
+            h.make_node("Gather", [p + "shape", "i0"], [p + "n"], axis=0),
+            h.make_node("Gather", [p + "shape", "i1"], [p + "s"], axis=0),
+            h.make_node("Unsqueeze", [p + "n", "perm_dummy"], [p + "n1"]),
+            h.make_node("Unsqueeze", [p + "s", "perm_dummy"], [p + "s1"]),
+            h.make_node("Concat", [p + "n1", p + "s1", "heads_d"], [p + "split_shape"], axis=0),
+            h.make_node("MatMul", [prev, "Wq"], [p + "q"]),
+            h.make_node("MatMul", [prev, "Wk"], [p + "k"]),
+            h.make_node("MatMul", [prev, "Wv"], [p + "v"]),
+            h.make_node("Reshape", [p + "q", p + "split_shape"], [p + "qh"]),
+            h.make_node("Reshape", [p + "k", p + "split_shape"], [p + "kh"]),
+            h.make_node("Reshape", [p + "v", p + "split_shape"], [p + "vh"]),
+            h.make_node("Transpose", [p + "qh"], [p + "qt"], perm=[0, 2, 1, 3]),
+            h.make_node("Transpose", [p + "kh"], [p + "kt"], perm=[0, 2, 3, 1]),
+            h.make_node("Transpose", [p + "vh"], [p + "vt"], perm=[0, 2, 1, 3]),
+            h.make_node("MatMul", [p + "qt", p + "kt"], [p + "scores"]),
+            h.make_node("Softmax", [p + "scores"], [p + "probs"], axis=-1),
+            h.make_node("MatMul", [p + "probs", p + "vt"], [p + "ctx"]),
+            h.make_node("Transpose", [p + "ctx"], [p + "ctx_t"], perm=[0, 2, 1, 3]),
+            h.make_node("Concat", [p + "n1", p + "s1", "minus1"], [p + "merge_shape"], axis=0),
+            h.make_node("Reshape", [p + "ctx_t", p + "merge_shape"], [p + "merged"]),
+            h.make_node("MatMul", [p + "merged", "Wo"], [p + "out"]),
+        ]
+        prev = p + "out"
+    return _model(body, [h.make_tensor_value_info("X", T.FLOAT, ["batch", "seq", WIDTH])],
+                  [h.make_tensor_value_info(prev, T.FLOAT, ["batch", "seq", WIDTH])], inits)
+
+
+def conv_net(blocks: int = 12) -> onnx.ModelProto:
+    """A conv net with symbolic height and width (where ORT's symbolic inference is ~1000x slower)."""
+    rng = np.random.default_rng(2)
+    inits, body, prev, channels = [], [], "image", 3
+    for i in range(blocks):
+        out = 16 if i < blocks // 2 else 32
+        inits.append(numpy_helper.from_array((rng.standard_normal((out, channels, 3, 3)) * 0.1).astype(np.float32),
+                                             f"cw{i}"))
+        body += [h.make_node("Conv", [prev, f"cw{i}"], [f"c{i}"], pads=[1, 1, 1, 1]),
+                 h.make_node("Relu", [f"c{i}"], [f"cr{i}"])]
+        prev, channels = f"cr{i}", out
+        if i % 3 == 2:
+            body.append(h.make_node("MaxPool", [prev], [f"p{i}"], kernel_shape=[2, 2], strides=[2, 2]))
+            prev = f"p{i}"
+    body.append(h.make_node("GlobalAveragePool", [prev], ["pooled"]))
+    body.append(h.make_node("Flatten", ["pooled"], ["features"]))
+    return _model(body, [h.make_tensor_value_info("image", T.FLOAT, ["N", 3, "H", "W"])],
+                  [h.make_tensor_value_info("features", T.FLOAT, ["N", channels])], inits)
+
+
+def symbolic_fallback(nodes: int = 400) -> onnx.ModelProto:
+    """An MLP whose stale rank-0 output sits behind a com.microsoft Gelu: only ORT's engine resolves it."""
+    model = mlp_chain(nodes)
+    last = model.graph.output[0].name
+    model.graph.node.append(h.make_node("Gelu", [last], ["gelu_out"], domain="com.microsoft"))
+    del model.graph.output[:]
+    model.graph.output.append(h.make_tensor_value_info("gelu_out", T.FLOAT, []))
+    model.opset_import.append(h.make_opsetid("com.microsoft", 1))
+    return model
+
+
+def weakly_typed(model: onnx.ModelProto, stale_value_info: int = 200) -> onnx.ModelProto:
+    """The same graph with a stale rank-0 output and stale value_info entries (wrong last dim)."""
+    weak = onnx.ModelProto()
+    weak.CopyFrom(model)
+    inferred = onnx.shape_inference.infer_shapes(model)
+    step = max(1, len(inferred.graph.value_info) // max(1, stale_value_info))
+    for value in list(inferred.graph.value_info)[::step][:stale_value_info]:
+        entry = weak.graph.value_info.add()
+        entry.CopyFrom(value)
+        dims = entry.type.tensor_type.shape.dim
+        if len(dims):
+            dims[len(dims) - 1].Clear()
+            dims[len(dims) - 1].dim_value = 7  # concrete and wrong
+    output = weak.graph.output[0]
+    output.type.tensor_type.ClearField("shape")
+    output.type.tensor_type.shape.SetInParent()  # declared rank 0
+    return weak
+
+
+def external_weights(folder: Path, gigabytes: float = 1.0) -> Path:
+    """A small graph whose weights (``gigabytes`` of them) live in an external data file."""
+    rows = int(gigabytes * 2**30 / 4 / 4096)
+    path = folder / "external_1gb.onnx"
+    data = folder / "external_1gb.onnx.data"
+    weight = onnx.TensorProto(name="W", data_type=T.FLOAT, dims=[rows, 4096])
+    weight.data_location = T.EXTERNAL
+    for key, value in (("location", data.name), ("offset", "0"), ("length", str(rows * 4096 * 4))):
+        weight.external_data.add(key=key, value=value)
+    with open(data, "wb") as handle:  # written in chunks: the generator itself stays small in memory
+        chunk = np.random.default_rng(3).standard_normal((1024, 4096)).astype(np.float32).tobytes()
+        for _ in range(rows // 1024):
+            handle.write(chunk)
+        handle.write(chunk[: (rows % 1024) * 4096 * 4])
+    nodes = [h.make_node("Gather", ["W", "ids"], ["rows"], axis=0), h.make_node("Relu", ["rows"], ["Y"])]
+    model = _model(nodes, [h.make_tensor_value_info("ids", T.INT64, ["n"])],
+                   [h.make_tensor_value_info("Y", T.FLOAT, ["n", 4096])], [weight])
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+def node_count(model: onnx.ModelProto) -> int:
+    return len(model.graph.node)
