@@ -86,7 +86,7 @@ def build(folder: Path, smoke: bool) -> dict[str, Path]:
     found["external-1gb"] = models.external_weights(ext, 0.01 if smoke else 1.0)
     many = folder / "many"
     many.mkdir()
-    small = models.mlp_chain(40)
+    small = models.mlp_chain(40 if smoke else 800)
     weak = models.weakly_typed(small, stale_value_info=3)
     for i in range(60 if smoke else 500):
         onnx.save(weak if i % 5 == 0 else small, many / f"m{i:03d}.onnx")
@@ -148,7 +148,7 @@ def run_all(paths: dict[str, Path], work: Path, repeat: int, smoke: bool) -> lis
     count = len(list(many.glob("*.onnx")))
     one, two = paired([*LINT[:-3], "--jobs", "1", "-q", str(many)], [*LINT[:-3], "--jobs", "2", "-q", str(many)],
                       repeat)
-    cache_dir = many / ".onnx-lint-cache"
+    cache_dir = Path.cwd() / ".onnx-lint-cache"  # no configuration file: the cache lives in the working folder
     cached_cmd = [sys.executable, "-m", "onnx_lint", "check", "--jobs", "1", "-q", str(many)]
     cold = [measure(cached_cmd, prepare=lambda: shutil.rmtree(cache_dir, ignore_errors=True)) for _ in range(repeat)]
     warm = [measure(cached_cmd) for _ in range(repeat)]

@@ -168,7 +168,10 @@ class LintContext:
                 elif isinstance(got, str) and got in self.named_dims:
                     decl.conflicts.append(
                         DimConflict(i, want, got, "dynamic", f"it follows the dynamic input dim '{got}'"))
-                else:
+                elif decl.kind == "output":
+                    # Only outputs get the pinned-dims proof (OL002); for value_info, SPEC 1's
+                    # "stale" is a rank or concrete-dim contradiction, and pinning costs two
+                    # whole-graph inferences.
                     pending.append((decl, i))
         self._check_pinned(pending)
         self._check_param_reuse(decls)

@@ -31,11 +31,7 @@ class SetType:
 
     def apply(self, model: onnx.ModelProto) -> None:
         value = _find(resolve_graph(model, self.graph), self.kind, self.tensor)
-        tensor = value.type.tensor_type
-        if self.elem_type is not None:
-            tensor.elem_type = self.elem_type
-        if self.dims is not None:
-            write_dims(tensor, self.dims)
+        _set_tensor_type(value, self.elem_type, self.dims)
 
 
 @dataclass(frozen=True)
@@ -51,10 +47,7 @@ class AddValueInfo:
         graph = resolve_graph(model, self.graph)
         existing = [v for v in graph.value_info if v.name == self.tensor]
         value = existing[0] if existing else graph.value_info.add(name=self.tensor)
-        tensor = value.type.tensor_type
-        tensor.elem_type = self.elem_type
-        if self.dims is not None:
-            write_dims(tensor, self.dims)
+        _set_tensor_type(value, self.elem_type, self.dims)
 
 
 @dataclass(frozen=True)
@@ -74,6 +67,15 @@ class RemoveValueInfo:
 
 Edit = SetType | AddValueInfo | RemoveValueInfo
 _KINDS: dict[str, type] = {"set_type": SetType, "add_value_info": AddValueInfo, "remove_value_info": RemoveValueInfo}
+
+
+def _set_tensor_type(value: onnx.ValueInfoProto, elem_type: int | None, dims: tuple[Dim, ...] | None) -> None:
+    """Write what is given (``None`` keeps the current element type / dims)."""
+    tensor = value.type.tensor_type
+    if elem_type is not None:
+        tensor.elem_type = elem_type
+    if dims is not None:
+        write_dims(tensor, dims)
 
 
 def _find(graph: onnx.GraphProto, kind: Kind, name: str) -> onnx.ValueInfoProto:
