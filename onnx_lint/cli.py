@@ -102,6 +102,9 @@ def _run_extension(command: str, argv: list[str]) -> int:
     try:
         entry = importlib.import_module(module)
     except ModuleNotFoundError as exc:
+        if (exc.name or "").startswith("onnx_lint"):
+            print(f"onnx-lint: error: `onnx-lint {command}` is not part of this version yet", file=sys.stderr)
+            return 2
         print(f"onnx-lint: error: `onnx-lint {command}` needs {exc.name}, which is not installed "
               f"(pip install 'onnx-lint[{'server' if command == 'server' else 'runtime'}]')", file=sys.stderr)
         return 2
