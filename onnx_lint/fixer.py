@@ -111,16 +111,7 @@ def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True)
 def _runtime_checkable(loaded: LoadedModel) -> bool:
     if loaded.has_external_data or not runtime_available():
         return False
-    return sum(1 for _ in _all_nodes(loaded.model.graph)) <= RUNTIME_CHECK_MAX_NODES
-
-
-def _all_nodes(graph: onnx.GraphProto):
-    from onnx_lint.graphs import subgraph_attributes
-
-    for node in graph.node:
-        yield node
-        for _, sub in subgraph_attributes(node):
-            yield from _all_nodes(sub)
+    return sum(len(scope.graph.node) for scope in loaded.scopes) <= RUNTIME_CHECK_MAX_NODES
 
 
 def text_diff(loaded: LoadedModel, data: bytes, display: str) -> str:

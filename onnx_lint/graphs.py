@@ -48,8 +48,6 @@ class GraphScope:
             }
         return self._producers
 
-    def node_path(self, index: int) -> str:
-        return f"{self.path}/node[{index}]"
 
 
 def subgraph_attributes(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto]]:
@@ -122,14 +120,6 @@ def resolve_graph(model: onnx.ModelProto, path: str) -> onnx.GraphProto:
         graph = found
         pos = match.end() + 1
     return graph
-
-
-def scope_input_names(scope: GraphScope) -> set[str]:
-    """Names defined by this graph's inputs and initializers (not outer scopes)."""
-    names = {v.name for v in scope.graph.input}
-    names.update(t.name for t in scope.graph.initializer)
-    names.update(t.values.name for t in scope.graph.sparse_initializer)
-    return names
 
 
 def consumed_names(graph: onnx.GraphProto) -> set[str]:

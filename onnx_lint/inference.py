@@ -177,9 +177,6 @@ class ShapeOracle:
             return merged, ENGINE_SYMBOLIC
         return info, (ENGINE_ONNX if info is not None else None)
 
-    def derived_value(self, graph: str, name: str) -> onnx.ValueInfoProto | None:
-        return self._values.get(graph, {}).get(name)
-
     # -- ONNX Runtime symbolic inference (fallback) -----------------------------
     def ensure_symbolic(self) -> None:
         """Run ONNX Runtime's symbolic inference once, on the stripped main graph."""

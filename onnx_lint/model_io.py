@@ -300,10 +300,3 @@ class StagedWrite:
 
     def __exit__(self, *exc_info: object) -> None:
         self._discard()
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` by ``data`` atomically; on failure the original stays as it was."""
-    staged = StagedWrite(path, data)
-    with staged:
-        staged.commit()

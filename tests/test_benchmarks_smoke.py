@@ -8,21 +8,22 @@ import sys
 from conftest import REPO
 
 
-def test_quantize_benchmark_smoke(tmp_path):
+def _smoke(script: str, tmp_path, timeout: int) -> str:
+    """Run a benchmark script with --smoke and return the Markdown it wrote."""
     out = tmp_path / "table.md"
-    done = subprocess.run([sys.executable, "benchmarks/quantize_bench.py", "--smoke", "--markdown", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, script, "--smoke", "--markdown", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stdout + done.stderr
-    table = out.read_text()
+    return out.read_text()
+
+
+def test_quantize_benchmark_smoke(tmp_path):
+    table = _smoke("benchmarks/quantize_bench.py", tmp_path, timeout=600)
     assert "weakly_typed_mlp" in table and "cosine similarity" in table
 
 
 def test_performance_benchmark_smoke(tmp_path):
-    out = tmp_path / "results.md"
-    done = subprocess.run([sys.executable, "benchmarks/run.py", "--smoke", "--markdown", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout + done.stderr
-    table = out.read_text()
+    table = _smoke("benchmarks/run.py", tmp_path, timeout=900)
     for row in ("mlp-1000", "transformer-1000-weak", "conv-symbolic-hw", "symbolic-fallback", "external-1gb",
                 "`--jobs 1` vs `--jobs 2`", "cold cache vs warm cache"):
         assert row in table

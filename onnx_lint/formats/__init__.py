@@ -43,27 +43,24 @@ def relative_path(file: str, root: Path) -> str:
         return path.as_posix()
 
 
+# format -> (module, function); imported lazily: a run pays only for the format it prints.
+_RENDERERS = {
+    "full": ("text", "render_full"),
+    "concise": ("text", "render_concise"),
+    "json": ("json_format", "render_json"),
+    "sarif": ("sarif", "render_sarif"),
+    "github": ("github", "render_github"),
+    "junit": ("junit", "render_junit"),
+}
+
+
 def _renderer(fmt: str) -> Renderer:
-    # Imported lazily: a run pays only for the format it prints.
-    if fmt == "full":
-        from onnx_lint.formats.text import render_full
-        return render_full
-    if fmt == "concise":
-        from onnx_lint.formats.text import render_concise
-        return render_concise
-    if fmt == "json":
-        from onnx_lint.formats.json_format import render_json
-        return render_json
-    if fmt == "sarif":
-        from onnx_lint.formats.sarif import render_sarif
-        return render_sarif
-    if fmt == "github":
-        from onnx_lint.formats.github import render_github
-        return render_github
-    if fmt == "junit":
-        from onnx_lint.formats.junit import render_junit
-        return render_junit
-    raise ValueError(f"unknown output format {fmt!r} (choose from {', '.join(FORMATS)})")
+    import importlib
+
+    if fmt not in _RENDERERS:
+        raise ValueError(f"unknown output format {fmt!r} (choose from {', '.join(FORMATS)})")
+    module, function = _RENDERERS[fmt]
+    return getattr(importlib.import_module(f"onnx_lint.formats.{module}"), function)
 
 
 def render(diagnostics: list[Diagnostic], fmt: str, *, root: Path, rule_docs: Mapping[str, RuleDoc]) -> str:
