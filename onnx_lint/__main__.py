@@ -2,4 +2,6 @@
 
 from onnx_lint.cli import main
 
-raise SystemExit(main())
+# The guard matters: worker processes started with "spawn" import this module again.
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -90,12 +90,12 @@ def edit_to_json(edit: Edit) -> dict[str, Any]:
     data = asdict(edit)
     if data.get("dims") is not None:
         data["dims"] = list(data["dims"])
-    return {"kind": kind, **data}
+    return {"edit": kind, **data}  # not "kind": SetType has a field of that name
 
 
 def edit_from_json(data: dict[str, Any]) -> Edit:
     fields = dict(data)
-    cls = _KINDS[fields.pop("kind")]
+    cls = _KINDS[fields.pop("edit")]
     if fields.get("dims") is not None:
         fields["dims"] = tuple(fields["dims"])
     return cls(**fields)

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from onnx_lint.model_io import read_model
     from onnx_lint.progress import terminal_progress
-    from onnx_lint.quantization.calibration import input_specs, load_samples, parse_input_shape, random_samples
+    from onnx_lint.quantization.calibration import calibration_inputs, parse_input_shape
     from onnx_lint.quantization.pipeline import QuantizeOptions, QuantizeReport, quantize_model
     from onnx_lint.quantization.report import format_summary
     from onnx_lint.rules import ALL_RULES
@@ -82,15 +82,10 @@ def run(args: argparse.Namespace) -> int:
     if output.resolve() == source.resolve():
         print("onnx-lint: error: -o must name a new file; the input model is never changed", file=sys.stderr)
         return 2
-    specs = input_specs(read_model(source).model)
-    if args.calibration_data:
-        samples = load_samples(Path(args.calibration_data), specs)
-        calibration = {"source": args.calibration_data, "samples": len(samples), "random": False}
-    else:
-        overrides = dict(parse_input_shape(s) for s in args.input_shape)
-        samples = random_samples(specs, overrides, count=max(1, args.samples))
-        calibration = {"source": "random inputs", "samples": len(samples), "random": True,
-                       "shapes": {name: list(a.shape) for name, a in samples[0].items()}}
+    overrides = dict(parse_input_shape(s) for s in args.input_shape)
+    data = Path(args.calibration_data) if args.calibration_data else None
+    samples, calibration = calibration_inputs(read_model(source).model, data, overrides, args.samples)
+    if calibration["random"]:
         print(RANDOM_WARNING, file=sys.stderr)
     calibration["method"] = args.calibration_method
     options = QuantizeOptions(args.calibration_method, _split(args.op_types), _split(args.exclude_nodes) or (),

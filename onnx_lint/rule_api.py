@@ -38,7 +38,8 @@ class Rule:
 
     @classmethod
     def url(cls) -> str:
-        return f"{DOCS_URL}#{cls.code.lower()}-{cls.name}"
+        # GitHub's anchor of the heading "## stale-rank-zero-output (OL001)" in docs/rules.md.
+        return f"{DOCS_URL}#{cls.name}-{cls.code.lower()}"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         raise NotImplementedError

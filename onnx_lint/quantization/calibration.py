@@ -139,3 +139,15 @@ def load_samples(path: Path, specs: list[InputSpec]) -> list[Sample]:
     count = next(iter(counts.values()))
     return [{s.name: np.ascontiguousarray(arrays[s.name][i:i + 1]).astype(s.dtype, copy=False) for s in specs}
             for i in range(count)]
+
+
+def calibration_inputs(model: onnx.ModelProto, data: Path | None, input_shapes: dict[str, tuple[int, ...]],
+                       count: int = DEFAULT_RANDOM_SAMPLES) -> tuple[list[Sample], dict]:
+    """The calibration samples and the report's description of them (CLI and server alike)."""
+    specs = input_specs(model)
+    if data is not None:
+        samples = load_samples(data, specs)
+        return samples, {"source": str(data), "samples": len(samples), "random": False}
+    samples = random_samples(specs, input_shapes, count=max(1, count))
+    return samples, {"source": "random inputs", "samples": len(samples), "random": True,
+                     "shapes": {name: list(a.shape) for name, a in samples[0].items()}}

@@ -1,0 +1,88 @@
+"""onnx-lint diagnostics as LSP diagnostics, for the model file and for its textual view.
+
+On the binary model file every finding sits at line 0 (there are no lines);
+its message starts with the location. In the textual view it sits on the
+anchor of its location: the output's name in the graph header, the node's
+line. ``data`` carries what a quick fix needs, so a client can hand it back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit
+
+from lsprotocol import types as lsp
+
+from onnx_lint.diagnostics import Diagnostic, Severity
+from onnx_lint.rules import get_rule
+from onnx_lint.server.text_view import Anchor, ModelView
+
+SOURCE = "onnx-lint"
+VIEW_SCHEME = "onnx-lint"
+VIEW_SUFFIX = ".txt"
+
+_SEVERITY = {
+    Severity.ERROR: lsp.DiagnosticSeverity.Error,
+    Severity.WARNING: lsp.DiagnosticSeverity.Warning,
+    Severity.INFO: lsp.DiagnosticSeverity.Information,
+}
+
+
+def view_uri(model_path: str) -> str:
+    """``onnx-lint:///abs/model.onnx.txt``: the textual view of a model."""
+    return f"{VIEW_SCHEME}://{quote(model_path + VIEW_SUFFIX)}"
+
+
+def view_model_path(uri: str) -> str | None:
+    """The model path of a view URI, or None for any other URI."""
+    parts = urlsplit(uri)
+    if parts.scheme != VIEW_SCHEME or not parts.path.endswith(VIEW_SUFFIX):
+        return None
+    return unquote(parts.path[: -len(VIEW_SUFFIX)])
+
+
+def _utf16(text: str, offset: int) -> int:
+    prefix = text[:offset]
+    return offset if prefix.isascii() else len(prefix.encode("utf-16-le")) // 2
+
+
+def anchor_range(view: ModelView | None, anchor: Anchor | None, utf16: bool = True) -> lsp.Range:
+    if view is None or anchor is None:
+        return lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0))
+    start, end = anchor.start, anchor.end
+    if utf16:
+        line = view.lines[anchor.line] if anchor.line < len(view.lines) else ""
+        start, end = _utf16(line, start), _utf16(line, end)
+    return lsp.Range(lsp.Position(anchor.line, start), lsp.Position(anchor.line, end))
+
+
+def fix_key(diagnostic: Diagnostic) -> list[Any]:
+    return list(diagnostic.key())
+
+
+def to_lsp(diagnostic: Diagnostic, model_uri: str, view: ModelView | None = None,
+           utf16: bool = True) -> lsp.Diagnostic:
+    """One LSP diagnostic; ``view`` given: ranged on the textual view, else at line 0 of the file."""
+    rule = get_rule(diagnostic.code)
+    anchor = view.find(diagnostic.location.path, diagnostic.location.tensor) if view is not None else None
+    where = diagnostic.location.display()
+    message = diagnostic.message if view is not None else f"{where}: {diagnostic.message}"
+    if diagnostic.notes:
+        message += "\n" + "\n".join(f"note: {n}" for n in diagnostic.notes)
+    return lsp.Diagnostic(
+        range=anchor_range(view, anchor, utf16),
+        message=message,
+        severity=_SEVERITY[diagnostic.severity],
+        code=diagnostic.code,
+        code_description=lsp.CodeDescription(href=rule.url()) if rule else None,
+        source=SOURCE,
+        data={
+            "uri": model_uri,
+            "key": fix_key(diagnostic),
+            "name": diagnostic.name,
+            "location": diagnostic.location.to_json(),
+            "engine": diagnostic.engine,
+            "fixable": diagnostic.fixable,
+            "edits": diagnostic.to_record()["edits"],
+        },
+    )

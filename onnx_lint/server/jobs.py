@@ -1,0 +1,106 @@
+"""What the server's worker processes run: lint, fix, view and quantize one file.
+
+Each job takes and returns plain data (diagnostic records, JSON-ready dicts)
+so that nothing but builtins crosses the process boundary. ``emit`` sends an
+event (quantize progress) to the server; ``cancelled`` says whether the user
+asked to stop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from onnx_lint.errors import FixError
+from onnx_lint.fixer import plan_fix, write_fix
+from onnx_lint.linter import lint_file
+from onnx_lint.model_io import read_model
+from onnx_lint.progress import Progress
+from onnx_lint.rules import ALL_RULES
+from onnx_lint.server.text_view import render_view
+
+Emit = Callable[[Any], None]
+Check = Callable[[], bool]
+
+
+def lint_job(path: str, enabled: list[str], *, emit: Emit, cancelled: Check) -> dict:
+    """Diagnostics of one file; an unreadable file gives its single OL000 diagnostic."""
+    result, _ctx = lint_file(Path(path), path, ALL_RULES, set(enabled).__contains__)
+    return {"diagnostics": [d.to_record() for d in result.diagnostics], "errors": result.internal_errors,
+            "notes": result.notes}
+
+
+def view_job(path: str, *, emit: Emit, cancelled: Check) -> dict:
+    """The textual view with its anchors (the model must be readable)."""
+    return render_view(read_model(Path(path)).model).to_json()
+
+
+def fix_job(path: str, enabled: list[str], only: list[list] | None, runtime_check: bool, *,
+            emit: Emit, cancelled: Check) -> dict:
+    """Fix all (``only`` is None) or the listed findings under the fix contract (SPEC 4.3)."""
+    allowed = set(enabled).__contains__
+    result, ctx = lint_file(Path(path), path, ALL_RULES, allowed)
+    if ctx is None:
+        problem = result.diagnostics[0].message if result.diagnostics else "; ".join(result.internal_errors)
+        raise FixError(f"{path}: cannot be fixed: {problem}")
+    keys = None if only is None else {tuple(k) for k in only}
+    plan = plan_fix(ctx, result.diagnostics, ALL_RULES, allowed, only=keys)
+    if plan is None:
+        return {"written": False, "fixed": [], "notes": [],
+                "diagnostics": [d.to_record() for d in result.diagnostics]}
+    notes = write_fix(ctx.loaded, plan, runtime_check=runtime_check)
+    return {"written": True, "fixed": [d.to_record() for d in plan.applied], "notes": notes,
+            "diagnostics": [d.to_record() for d in plan.relint]}
+
+
+class EventProgress(Progress):
+    """Quantize progress as events for LSP work-done progress, at most a few per second."""
+
+    def __init__(self, emit: Emit, cancelled: Check) -> None:
+        self._emit, self._cancelled = emit, cancelled
+        self._title, self._total, self._done, self._sent = "", None, 0, 0.0
+
+    def stage(self, title: str, total: int | None = None) -> None:
+        self._title, self._total, self._done = title, total, 0
+        self._send(force=True)
+
+    def advance(self, units: int = 1) -> None:
+        self._done += units
+        self._send()
+
+    def note(self, message: str) -> None:
+        self._emit({"note": message})
+
+    def cancelled(self) -> bool:
+        return self._cancelled()
+
+    def _send(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._sent > 0.2:
+            self._sent = now
+            self._emit({"title": self._title, "done": self._done, "total": self._total})
+
+
+def quantize_job(path: str, output: str, options: dict, *, emit: Emit, cancelled: Check) -> dict:
+    """Section 5's pipeline with the server's options; returns the report and its text summary."""
+    from onnx_lint.quantization.calibration import calibration_inputs, parse_input_shape
+    from onnx_lint.quantization.pipeline import QuantizeOptions, quantize_model
+    from onnx_lint.quantization.report import format_summary
+    from onnx_lint.quantize_cli import RANDOM_WARNING
+
+    source, target = Path(path), Path(output)
+    data = Path(options["calibrationData"]) if options.get("calibrationData") else None
+    shapes = dict(parse_input_shape(s) for s in options.get("inputShapes", []))
+    samples, calibration = calibration_inputs(read_model(source).model, data, shapes, options.get("samples", 8))
+    calibration["method"] = options.get("calibrationMethod", "minmax")
+    settings = QuantizeOptions(calibration["method"], tuple(options["opTypes"]) if options.get("opTypes") else None,
+                               tuple(options.get("excludeNodes", ())), bool(options.get("perChannel", False)),
+                               bool(options.get("keepIoTypes", True)), int(options.get("validationSamples", 16)))
+    report = quantize_model(source, target, samples, settings, ALL_RULES, EventProgress(emit, cancelled),
+                            calibration=calibration)
+    if calibration["random"]:
+        report.warnings.insert(0, RANDOM_WARNING)
+    return {"output": str(target), "report": report.to_json(), "summary": format_summary(report),
+            "warnings": report.warnings}

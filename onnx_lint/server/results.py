@@ -1,0 +1,88 @@
+"""Lint outcomes, cached by file content and enabled rules.
+
+A re-open of an unchanged file is answered from memory: first by its stat
+(size, mtime, inode) without reading a byte, then by a digest of its bytes
+(a file rewritten with the same content, or copied) before any worker runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from onnx_lint.diagnostics import Diagnostic
+from onnx_lint.server.text_view import ModelView
+
+CACHE_ENTRIES = 256
+_CHUNK = 1 << 20
+
+
+@dataclass
+class Outcome:
+    """What linting one version of one file under one rule selection gave."""
+
+    digest: str
+    enabled: tuple[str, ...]
+    diagnostics: list[Diagnostic]
+    errors: list[str] = field(default_factory=list)
+    view: ModelView | None = None
+
+    @property
+    def result_id(self) -> str:
+        """Identifies this outcome for pull diagnostics' ``previousResultId``."""
+        return f"{self.digest[:24]}:{hashlib.blake2b(','.join(self.enabled).encode(), digest_size=6).hexdigest()}"
+
+
+def stat_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def file_digest(path: Path) -> str:
+    """BLAKE2b of the file's bytes (run in a thread: hashlib releases the GIL)."""
+    digest = hashlib.blake2b(digest_size=20)
+    with open(path, "rb") as stream:
+        while chunk := stream.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class OutcomeCache:
+    """Outcomes by (digest, enabled), plus the digest of each path at a known stat."""
+
+    def __init__(self, entries: int = CACHE_ENTRIES) -> None:
+        self._entries = entries
+        self._outcomes: OrderedDict[tuple[str, tuple[str, ...]], Outcome] = OrderedDict()
+        self._digests: dict[Path, tuple[tuple[int, int, int], str]] = {}
+
+    def digest_at(self, path: Path, stat: tuple[int, int, int]) -> str | None:
+        known = self._digests.get(path)
+        return known[1] if known and known[0] == stat else None
+
+    def remember_digest(self, path: Path, stat: tuple[int, int, int], digest: str) -> None:
+        self._digests[path] = (stat, digest)
+
+    def get(self, digest: str, enabled: tuple[str, ...]) -> Outcome | None:
+        outcome = self._outcomes.get((digest, enabled))
+        if outcome is not None:
+            self._outcomes.move_to_end((digest, enabled))
+        return outcome
+
+    def put(self, outcome: Outcome) -> None:
+        self._outcomes[(outcome.digest, outcome.enabled)] = outcome
+        self._outcomes.move_to_end((outcome.digest, outcome.enabled))
+        while len(self._outcomes) > self._entries:
+            self._outcomes.popitem(last=False)
+
+    def forget(self, path: Path) -> None:
+        self._digests.pop(path, None)
+
+    def clear(self) -> None:
+        self._outcomes.clear()
+        self._digests.clear()

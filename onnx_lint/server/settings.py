@@ -1,0 +1,93 @@
+"""The editor's settings for the server, and how they combine with configuration files.
+
+Settings arrive as ``initializationOptions`` and with
+``workspace/didChangeConfiguration`` (VS Code sends its ``onnxLint`` section;
+other editors send the keys directly). As in ruff's server, the editor's
+select/ignore are a layer on top of the nearest ``onnx-lint.toml`` /
+``pyproject.toml [tool.onnx-lint]`` of the file, like the command line's
+options are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from onnx_lint.config import Settings, find_config, load_config, merge_cli
+from onnx_lint.errors import ConfigError
+
+SECTION = "onnxLint"
+QUANTIZE_KEYS = ("calibrationData", "calibrationMethod", "perChannel", "keepIoTypes", "validationSamples",
+                 "samples", "opTypes", "excludeNodes", "inputShapes", "output")
+
+
+def _codes(value: Any, key: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"setting '{key}' must be a list of rule codes, for example [\"OL001\"]")
+    return tuple(v.strip().upper() for v in value if v.strip())
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """What the editor asked for; ``None`` selectors leave the configuration file in charge."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    lint_on_open: bool = True
+    lint_on_save: bool = True
+    lint_on_change: bool = True
+    runtime_check: bool = True
+    lint_timeout: float = 300.0
+    quantize: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_client(cls, raw: Any, base: ServerSettings | None = None) -> ServerSettings:
+        """Settings from a client payload; unknown keys are ignored, bad values raise ``ConfigError``."""
+        base = base or cls()
+        if not isinstance(raw, Mapping):
+            return base
+        if isinstance(raw.get("settings"), Mapping):  # {"settings": {...}}, a common initializationOptions shape
+            raw = raw["settings"]
+        if isinstance(raw.get(SECTION), Mapping):  # VS Code's section
+            raw = raw[SECTION]
+        changes: dict[str, Any] = {}
+        for key, attr in (("select", "select"), ("extendSelect", "extend_select"), ("ignore", "ignore")):
+            if key in raw:
+                changes[attr] = _codes(raw[key], key)
+        for key, attr in (("lintOnOpen", "lint_on_open"), ("lintOnSave", "lint_on_save"),
+                          ("lintOnChange", "lint_on_change"), ("runtimeCheck", "runtime_check")):
+            if key in raw:
+                if not isinstance(raw[key], bool):
+                    raise ConfigError(f"setting '{key}' must be true or false")
+                changes[attr] = raw[key]
+        if "lintTimeout" in raw:
+            if not isinstance(raw["lintTimeout"], (int, float)) or raw["lintTimeout"] <= 0:
+                raise ConfigError("setting 'lintTimeout' must be a positive number of seconds")
+            changes["lint_timeout"] = float(raw["lintTimeout"])
+        if "quantize" in raw:
+            if not isinstance(raw["quantize"], Mapping):
+                raise ConfigError("setting 'quantize' must be an object")
+            changes["quantize"] = {k: v for k, v in raw["quantize"].items() if k in QUANTIZE_KEYS}
+        return replace(base, **changes)
+
+    def rule_settings(self, model: Path) -> Settings:
+        """The file's configuration with the editor's selectors on top."""
+        config = find_config(model.parent)
+        settings = load_config(config) if config else Settings()
+        return merge_cli(settings, select=self.select, extend_select=self.extend_select, ignore=self.ignore)
+
+    def enabled_codes(self, model: Path, all_codes: list[str]) -> list[str]:
+        """The codes that run on ``model``; ``ConfigError`` for a broken file or an unknown selector."""
+        settings = self.rule_settings(model)
+        for selector in settings.selectors():
+            if selector != "ALL" and not any(code.startswith(selector) for code in all_codes):
+                source = f" in {settings.source}" if settings.source else ""
+                raise ConfigError(f"unknown rule selector '{selector}'{source} (see `onnx-lint list-rules`)")
+        return [c for c in all_codes if settings.enabled(c, all_codes, all_codes, model)]

@@ -1,0 +1,363 @@
+"""The language server, driven over stdio by pytest-lsp's real LSP client."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from lsp_support import (SERVER, WAIT_S, code_actions, diagnostics_for, execute, fresh_diagnostics, open_binary,
+                         pull, pull_capabilities, push_capabilities, start)
+from pytest_lsp import LanguageClient
+
+from examples import defects
+
+REPO = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.asyncio
+
+
+def _save(model: onnx.ModelProto, path: Path) -> Path:
+    onnx.save(model, path)
+    return path
+
+
+def _view_uri(path: Path) -> str:
+    return "onnx-lint://" + str(path) + ".txt"
+
+
+@pytest.fixture(scope="session")
+def big_model(tmp_path_factory) -> Path:
+    """A 200k-node weakly-typed chain: linting it keeps a worker busy for a second or more."""
+    sys.path.insert(0, str(REPO))
+    from benchmarks.models import mlp_chain, weakly_typed
+
+    return _save(weakly_typed(mlp_chain(200_000)), tmp_path_factory.mktemp("big") / "big.onnx")
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient, tmp_path):
+    lsp_client.registrations = await start(lsp_client, tmp_path, push_capabilities())
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def polling_client(lsp_client: LanguageClient, tmp_path):
+    await start(lsp_client, tmp_path, push_capabilities(watch=False))
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def pull_client(lsp_client: LanguageClient, tmp_path):
+    await start(lsp_client, tmp_path, pull_capabilities())
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def configured_client(lsp_client: LanguageClient, tmp_path):
+    await start(lsp_client, tmp_path, push_capabilities(), options={"settings": {"ignore": ["OL001"]}})
+    yield
+    await lsp_client.shutdown_session()
+
+
+# -- diagnostics ----------------------------------------------------------------------------------
+async def test_did_open_reads_the_file_from_disk_and_publishes_rule_diagnostics(client, tmp_path):
+    model = _save(defects.stale_rank0_output(), tmp_path / "stale.onnx")
+    open_binary(client, model)
+    [d] = await diagnostics_for(client, model.as_uri())
+    assert d.code == "OL001" and d.source == "onnx-lint" and d.severity == lsp.DiagnosticSeverity.Error
+    assert d.message.startswith("graph/output[0] 'Y': graph output 'Y' is declared as a scalar")
+    # The link lands on the rule's heading in docs/rules.md (GitHub's anchor of "## name (CODE)").
+    assert d.code_description.href.endswith("docs/rules.md#stale-rank-zero-output-ol001")
+    assert "\n## stale-rank-zero-output (OL001)\n" in (REPO / "docs" / "rules.md").read_text()
+    assert d.data["key"] == ["OL001", "graph/output[0]", "Y"] and d.data["fixable"] is True
+    assert d.data["edits"] == [{"edit": "set_type", "graph": "graph", "kind": "output", "tensor": "Y",
+                                "elem_type": None, "dims": [3, 5]}]
+
+
+async def test_unreadable_files_give_one_error_each_and_the_server_keeps_answering(client, tmp_path):
+    garbage = tmp_path / "garbage.onnx"
+    garbage.write_bytes(os.urandom(4096))
+    empty = tmp_path / "empty.onnx"
+    empty.write_bytes(b"")
+    for path in (garbage, empty):
+        open_binary(client, path)
+        [d] = await diagnostics_for(client, path.as_uri())
+        assert d.code == "OL000" and d.severity == lsp.DiagnosticSeverity.Error
+    assert "empty" in client.diagnostics[empty.as_uri()][0].message
+    healthy = _save(defects.healthy_matmul(), tmp_path / "healthy.onnx")
+    open_binary(client, healthy)
+    assert await diagnostics_for(client, healthy.as_uri()) == []
+
+
+async def test_closing_a_model_clears_its_diagnostics(client, tmp_path):
+    model = _save(defects.stale_rank0_output(), tmp_path / "stale.onnx")
+    open_binary(client, model)
+    await diagnostics_for(client, model.as_uri(), bool)
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(model.as_uri())))
+    assert await diagnostics_for(client, model.as_uri(), lambda d: not d) == []
+
+
+# -- code actions and fixes ---------------------------------------------------------------------
+async def test_one_quick_fix_per_fixable_diagnostic_then_fix_all(client, tmp_path):
+    model = _save(defects.weakly_typed_mlp(), tmp_path / "weak.onnx")
+    open_binary(client, model)
+    diagnostics = await diagnostics_for(client, model.as_uri(), bool)
+    assert sorted(d.code for d in diagnostics) == ["OL001", "OL003"]
+    actions = await code_actions(client, model.as_uri(), diagnostics=diagnostics)
+    quick = [a for a in actions if a.kind == lsp.CodeActionKind.QuickFix]
+    assert len(quick) == 2 and all(a.command.command == "onnx-lint.fix" and a.diagnostics for a in quick)
+    [fix_all] = [a for a in actions if a.kind == "source.fixAll.onnx-lint"]
+    assert fix_all.command.command == "onnx-lint.fixAll"
+    assert [a.kind for a in await code_actions(client, model.as_uri(), only=["source.fixAll"])] == \
+        ["source.fixAll.onnx-lint"]
+
+    # One quick fix repairs its own finding only.
+    [ol001] = [a for a in quick if a.diagnostics[0].code == "OL001"]
+    client.diagnostics.pop(model.as_uri())
+    result = await execute(client, ol001.command.command, *ol001.command.arguments)
+    assert result["written"] is True and result["fixed"] == 1
+    remaining = await diagnostics_for(client, model.as_uri())
+    assert [d.code for d in remaining] == ["OL003"]
+    assert onnx.load(model).graph.output[0].type.tensor_type.shape.dim[1].dim_value == 8
+
+    client.diagnostics.pop(model.as_uri())
+    result = await execute(client, fix_all.command.command, *fix_all.command.arguments)
+    assert result["written"] is True and result["remaining"] == 0
+    assert await diagnostics_for(client, model.as_uri()) == []
+    onnx.checker.check_model(str(model), full_check=True)
+
+
+async def test_fix_all_on_a_healthy_model_writes_nothing(client, tmp_path):
+    model = _save(defects.renamed_batch(), tmp_path / "healthy.onnx")
+    before = model.read_bytes()
+    open_binary(client, model)
+    assert await diagnostics_for(client, model.as_uri()) == []
+    assert await code_actions(client, model.as_uri()) == []
+    result = await execute(client, "onnx-lint.fixAll", model.as_uri())
+    assert result["written"] is False and model.read_bytes() == before
+
+
+async def test_a_fix_that_cannot_be_proven_is_an_error_and_writes_nothing(client, tmp_path):
+    model = tmp_path / "garbage.onnx"
+    model.write_bytes(b"\x08\x07garbage")
+    before = model.read_bytes()
+    with pytest.raises(Exception, match="cannot be fixed"):
+        await execute(client, "onnx-lint.fixAll", model.as_uri())
+    assert model.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["garbage.onnx"]
+
+
+# -- the textual view -------------------------------------------------------------------------------
+async def test_text_view_puts_diagnostics_on_real_lines_with_fixes_and_hover(client, tmp_path):
+    model = _save(defects.if_branch_stale(), tmp_path / "branch.onnx")
+    shown = await execute(client, "onnx-lint.showModel", model.as_uri())
+    assert shown["uri"] == _view_uri(model)
+    lines = shown["text"].split("\n")
+    [d] = shown["diagnostics"]
+    start, end = d["range"]["start"], d["range"]["end"]
+    assert lines[start["line"]][start["character"]:end["character"]] == "then_out"
+    assert "then_branch: graph = then_branch ()" in lines[start["line"]]
+
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(
+        uri=shown["uri"], language_id="onnx-text", version=1, text=shown["text"])))
+    [published] = await diagnostics_for(client, shown["uri"])
+    assert published.range.start.line == start["line"] and published.code == "OL001"
+    [action, fix_all] = await code_actions(client, shown["uri"], start["line"], start["character"] + 1)
+    assert action.command.arguments[0] == model.as_uri() and fix_all.kind == "source.fixAll.onnx-lint"
+    hover = await asyncio.wait_for(client.text_document_hover_async(lsp.HoverParams(
+        lsp.TextDocumentIdentifier(shown["uri"]), lsp.Position(start["line"], start["character"]))), WAIT_S)
+    assert "## What it does" in hover.contents.value or "What it does" in hover.contents.value
+
+    await execute(client, action.command.command, *action.command.arguments)
+    assert await diagnostics_for(client, shown["uri"], lambda d: not d) == []
+
+
+async def test_text_view_of_an_unreadable_model_is_a_clear_error(client, tmp_path):
+    model = tmp_path / "bad.onnx"
+    model.write_bytes(b"not a model")
+    with pytest.raises(Exception, match="no textual view"):
+        await execute(client, "onnx-lint.showModel", model.as_uri())
+
+
+# -- settings and configuration files -----------------------------------------------------------------
+async def test_initialization_options_and_did_change_configuration(configured_client, tmp_path):
+    client = configured_client
+    model = _save(defects.stale_rank0_output(), tmp_path / "stale.onnx")
+    open_binary(client, model)
+    assert await diagnostics_for(client, model.as_uri()) == []
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"onnxLint": {"ignore": []}}))
+    [d] = await diagnostics_for(client, model.as_uri(), bool)
+    assert d.code == "OL001"
+
+
+async def test_settings_requested_from_the_client_when_the_notification_has_none(client, tmp_path):
+    client.set_configuration({"select": ["OL005"]}, section="onnxLint")
+    model = _save(defects.stale_rank0_output(), tmp_path / "stale.onnx")
+    open_binary(client, model)
+    await diagnostics_for(client, model.as_uri(), bool)
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    assert await diagnostics_for(client, model.as_uri(), lambda d: not d) == []
+
+
+async def test_configuration_file_of_the_workspace_folder_is_honoured(client, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.onnx-lint]\nignore = ["OL001"]\n')
+    model = _save(defects.stale_rank0_output(), tmp_path / "stale.onnx")
+    open_binary(client, model)
+    assert await diagnostics_for(client, model.as_uri()) == []
+
+    (tmp_path / "pyproject.toml").write_text('[tool.onnx-lint]\nignore = "OL001"\n')
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+        lsp.FileEvent(uri=(tmp_path / "pyproject.toml").as_uri(), type=lsp.FileChangeType.Changed)]))
+    [d] = await diagnostics_for(client, model.as_uri(), bool)
+    assert d.severity == lsp.DiagnosticSeverity.Error and "pyproject.toml" in d.message
+
+
+# -- changes on disk ----------------------------------------------------------------------------------
+async def test_watched_model_change_on_disk_is_linted_again(client, tmp_path):
+    for _ in range(200):
+        if client.registrations:
+            break
+        await asyncio.sleep(0.05)
+    patterns = [w["globPattern"] for r in client.registrations for reg in r.registrations
+                for w in reg.register_options["watchers"]]
+    assert "**/*.onnx" in patterns
+    model = _save(defects.stale_rank0_output(), tmp_path / "model.onnx")
+    open_binary(client, model)
+    await diagnostics_for(client, model.as_uri(), bool)
+    _save(defects.healthy_matmul(), model)
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+        lsp.FileEvent(uri=model.as_uri(), type=lsp.FileChangeType.Changed)]))
+    assert await diagnostics_for(client, model.as_uri(), lambda d: not d) == []
+
+
+async def test_clients_that_cannot_watch_files_still_see_changes(polling_client, tmp_path):
+    client = polling_client
+    model = _save(defects.healthy_matmul(), tmp_path / "model.onnx")
+    open_binary(client, model)
+    assert await diagnostics_for(client, model.as_uri()) == []
+    _save(defects.stale_rank0_output(), model)
+    [d] = await diagnostics_for(client, model.as_uri(), bool)
+    assert d.code == "OL001"
+
+
+# -- pull diagnostics (VS Code) ------------------------------------------------------------------------
+async def test_pull_diagnostics_for_a_file_never_opened_and_no_pushes(pull_client, tmp_path):
+    client = pull_client
+    model = _save(defects.weakly_typed_mlp(), tmp_path / "weak.onnx")
+    report = await pull(client, model.as_uri())
+    assert report.kind == "full" and sorted(d.code for d in report.items) == ["OL001", "OL003"]
+    again = await pull(client, model.as_uri(), previous=report.result_id)
+    assert again.kind == "unchanged" and again.result_id == report.result_id
+
+    refreshes = client.diagnostic_refresh_count
+    result = await execute(client, "onnx-lint.fixAll", model.as_uri())
+    assert result["written"] is True
+    assert client.diagnostic_refresh_count > refreshes
+    after = await pull(client, model.as_uri(), previous=report.result_id)
+    assert after.kind == "full" and list(after.items) == []
+    assert client.diagnostics == {}  # a pulling client is never pushed to: nothing shows twice
+
+
+# -- responsiveness --------------------------------------------------------------------------------------
+async def test_a_busy_lint_blocks_neither_hover_nor_code_actions_nor_shutdown(client, tmp_path, big_model):
+    small = _save(defects.stale_rank0_output(), tmp_path / "small.onnx")
+    open_binary(client, small)
+    await diagnostics_for(client, small.as_uri(), bool)
+    open_binary(client, big_model)
+    hover = await asyncio.wait_for(client.text_document_hover_async(lsp.HoverParams(
+        lsp.TextDocumentIdentifier(small.as_uri()), lsp.Position(0, 0))), WAIT_S)
+    actions = await code_actions(client, small.as_uri())
+    assert "OL001" in hover.contents.value and len(actions) == 2
+    assert big_model.as_uri() not in client.diagnostics  # answered while the big model was still being linted
+    big = await diagnostics_for(client, big_model.as_uri(), bool)
+    assert {d.code for d in big} == {"OL001", "OL005"}
+
+
+async def test_a_new_change_cancels_the_stale_lint(client, tmp_path, big_model):
+    model = tmp_path / "changing.onnx"
+    model.write_bytes(big_model.read_bytes())
+    open_binary(client, model)
+    await asyncio.sleep(0.2)
+    _save(defects.healthy_matmul(), model)
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+        lsp.FileEvent(uri=model.as_uri(), type=lsp.FileChangeType.Changed)]))
+    # The first (and only) diagnostics published are those of the new content.
+    assert await diagnostics_for(client, model.as_uri()) == []
+    await asyncio.sleep(1.0)
+    assert list(client.diagnostics[model.as_uri()]) == []
+
+
+async def test_cached_reopen_and_a_crashed_worker(client, tmp_path, big_model):
+    model = _save(defects.stale_rank0_output(), tmp_path / "stale.onnx")
+    open_binary(client, model)
+    await diagnostics_for(client, model.as_uri(), bool)
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(model.as_uri())))
+    await diagnostics_for(client, model.as_uri(), lambda d: not d)
+    open_binary(client, model)
+    [d] = await diagnostics_for(client, model.as_uri(), bool)
+    assert d.code == "OL001"
+
+    # A worker that dies mid-lint (as on a crash in onnx's C++ code) is one error, then a fresh worker.
+    crash = tmp_path / "crash.onnx"
+    crash.write_bytes(big_model.read_bytes())
+    open_binary(client, crash)
+    await asyncio.sleep(0.3)
+    server_pid = client._server.pid
+    children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
+    for pid in children:
+        os.kill(int(pid), signal.SIGKILL)
+    [d] = await diagnostics_for(client, crash.as_uri(), bool)
+    assert d.code == "OL000" and "crashed" in d.message and "SIGKILL" in d.message
+    healthy = _save(defects.healthy_matmul(), tmp_path / "healthy.onnx")
+    open_binary(client, healthy)
+    assert await diagnostics_for(client, healthy.as_uri()) == []
+
+
+# -- quantize ----------------------------------------------------------------------------------------------
+def _calibration(path: Path) -> Path:
+    rng = np.random.default_rng(1)
+    np.savez(path, X=rng.standard_normal((8, 16)).astype(np.float32))
+    return path
+
+
+async def test_quantize_command_reports_progress_output_and_accuracy(client, tmp_path):
+    pytest.importorskip("onnxruntime")
+    model = _save(defects.weakly_typed_mlp(), tmp_path / "seed.onnx")
+    before = model.read_bytes()
+    result = await execute(client, "onnx-lint.quantize", model.as_uri(),
+                           {"calibrationData": str(_calibration(tmp_path / "calib.npz"))}, timeout=300)
+    output = tmp_path / "seed.int8-fp16.onnx"
+    assert result["output"] == str(output) and output.is_file()
+    assert "cosine similarity" in result["summary"] and result["report"]["outputs"][0]["cosine_similarity"] > 0.9
+    assert model.read_bytes() == before
+    [reports] = client.progress_reports.values()
+    kinds = [r.kind for r in reports]
+    assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds
+    assert reports[0].cancellable is True
+    assert any(m.message.startswith("Quantized model written to") for m in client.messages)
+
+
+async def test_quantize_can_be_cancelled_and_writes_nothing(client, tmp_path):
+    pytest.importorskip("onnxruntime")
+    model = _save(defects.weakly_typed_mlp(), tmp_path / "seed.onnx")
+    task = asyncio.ensure_future(execute(client, "onnx-lint.quantize", model.as_uri(),
+                                         {"output": "out.onnx", "samples": 64}, timeout=300))
+    while not client.progress_reports or not next(iter(client.progress_reports.values())):
+        await asyncio.sleep(0.05)
+    [token] = client.progress_reports
+    client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=token))
+    with pytest.raises(Exception, match="cancelled"):
+        await task
+    assert not (tmp_path / "out.onnx").exists()
+    assert client.progress_reports[token][-1].kind == "end"
