@@ -168,6 +168,17 @@ def test_cache_is_used_and_invalidated(cli, project):
     assert "OL001" not in {d["code"] for d in after}
 
 
+def test_a_warm_cache_answers_with_fixable_findings_without_linting(cli, project, monkeypatch):
+    first = cli("check", "models", "--output-format", "json", "--jobs", "1", cwd=project).json()
+    assert any(d["fix"] for d in first)  # fixable findings (with their edits) round-trip through the cache
+
+    def no_lint(*args, **kwargs):
+        raise AssertionError("linted although the cache holds the answer")
+
+    monkeypatch.setattr("onnx_lint.linter.lint_file", no_lint)
+    assert cli("check", "models", "--output-format", "json", "--jobs", "1", cwd=project).json() == first
+
+
 def test_fix_and_diff_together_is_a_usage_error(cli, project):
     run = cli("check", "models", "--fix", "--diff", cwd=project)
     assert run.code == 2 and "--diff" in run.err
