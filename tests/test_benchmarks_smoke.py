@@ -27,3 +27,8 @@ def test_performance_benchmark_smoke(tmp_path):
     for row in ("mlp-1000", "transformer-1000-weak", "conv-symbolic-hw", "symbolic-fallback", "external-1gb",
                 "`--jobs 1` vs `--jobs 2`", "cold cache vs warm cache"):
         assert row in table
+
+
+def test_server_latency_benchmark_smoke(tmp_path):
+    table = _smoke("benchmarks/server_latency.py", tmp_path, timeout=600)
+    assert "mlp-1000-weak" in table and "cached re-open" in table

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import os
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,6 @@ class Tracked:
     open_view: bool = False
     pulled: bool = False
     stat: tuple[int, int, int] | None = None
-    published: set[str] = field(default_factory=set)
 
 
 class OnnxLintServer(LanguageServer):
