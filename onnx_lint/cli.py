@@ -230,9 +230,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     settings = merge_cli(settings, select=_split(args.select), extend_select=_split(args.extend_select),
                          ignore=_split(args.ignore))
     all_codes = [r.code for r in ALL_RULES]
-    for selector in settings.selectors():
-        if selector != "ALL" and not any(code.startswith(selector) for code in all_codes):
-            raise ConfigError(f"unknown rule selector '{selector}' (see `onnx-lint list-rules`)")
+    settings.check_selectors(all_codes)
     files, missing = discover(args.paths)
     root = config_path.parent if config_path else Path.cwd()
     fingerprint = repr((settings.select, settings.extend_select, settings.ignore))

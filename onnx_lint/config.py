@@ -84,6 +84,13 @@ class Settings:
         for _, codes in self.per_file_ignores:
             yield from codes
 
+    def check_selectors(self, all_codes: Iterable[str]) -> None:
+        """``ConfigError`` for a selector that names no rule (a typo would silently select nothing)."""
+        codes = list(all_codes)
+        for selector in self.selectors():
+            if selector != "ALL" and not any(code.startswith(selector) for code in codes):
+                raise ConfigError(f"unknown rule selector '{selector}' (see `onnx-lint list-rules`)")
+
     def file_ignores(self, file: Path) -> Iterator[str]:
         """The per-file-ignores selectors whose glob matches ``file``.
 

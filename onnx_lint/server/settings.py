@@ -86,8 +86,5 @@ class ServerSettings:
     def enabled_codes(self, model: Path, all_codes: list[str]) -> list[str]:
         """The codes that run on ``model``; ``ConfigError`` for a broken file or an unknown selector."""
         settings = self.rule_settings(model)
-        for selector in settings.selectors():
-            if selector != "ALL" and not any(code.startswith(selector) for code in all_codes):
-                source = f" in {settings.source}" if settings.source else ""
-                raise ConfigError(f"unknown rule selector '{selector}'{source} (see `onnx-lint list-rules`)")
+        settings.check_selectors(all_codes)
         return [c for c in all_codes if settings.enabled(c, all_codes, all_codes, model)]
