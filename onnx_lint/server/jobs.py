@@ -13,23 +13,51 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from onnx_lint.context import LintContext
 from onnx_lint.errors import FixError
 from onnx_lint.fixer import plan_fix, write_fix
+from onnx_lint.graphs import ROOT
 from onnx_lint.linter import lint_file
 from onnx_lint.model_io import read_model
 from onnx_lint.progress import Progress
 from onnx_lint.rules import ALL_RULES
 from onnx_lint.server.text_view import render_view
+from onnx_lint.shapes import format_info, tensor_info
 
 Emit = Callable[[Any], None]
 Check = Callable[[], bool]
 
 
+def model_summary(ctx: LintContext) -> dict:
+    """What the editor's model view shows: identity, opsets, and each input and output, declared and derived."""
+    model = ctx.loaded.model
+    outputs = {d.name: d for d in ctx.declarations if d.graph == ROOT and d.kind == "output"}
+    return {
+        "producer": model.producer_name, "producerVersion": model.producer_version,
+        "irVersion": model.ir_version, "graph": model.graph.name,
+        "opsets": [{"domain": o.domain or "ai.onnx", "version": o.version} for o in model.opset_import],
+        "nodes": sum(len(scope.graph.node) for scope in ctx.scopes),
+        "inputs": [{"name": v.name, "declared": format_info(tensor_info(v.type) if v.HasField("type") else None)}
+                   for v in model.graph.input],
+        "outputs": [{"name": v.name,
+                     "declared": format_info(outputs[v.name].declared) if v.name in outputs else "<no type>",
+                     "derived": format_info(outputs[v.name].derived) if v.name in outputs else "<no type>",
+                     "engine": outputs[v.name].engine if v.name in outputs else None}
+                    for v in model.graph.output],
+    }
+
+
 def lint_job(path: str, enabled: list[str], *, emit: Emit, cancelled: Check) -> dict:
-    """Diagnostics of one file; an unreadable file gives its single OL000 diagnostic."""
-    result, _ctx = lint_file(Path(path), path, ALL_RULES, set(enabled).__contains__)
+    """Diagnostics of one file (an unreadable file gives its single OL000 diagnostic) and its summary."""
+    result, ctx = lint_file(Path(path), path, ALL_RULES, set(enabled).__contains__)
+    summary = None
+    if ctx is not None:
+        try:
+            summary = model_summary(ctx)
+        except Exception as exc:  # the diagnostics matter more than the summary
+            result.internal_errors.append(f"{path}: no model summary: {type(exc).__name__}: {exc}")
     return {"diagnostics": [d.to_record() for d in result.diagnostics], "errors": result.internal_errors,
-            "notes": result.notes}
+            "notes": result.notes, "summary": summary}
 
 
 def view_job(path: str, *, emit: Emit, cancelled: Check) -> dict:

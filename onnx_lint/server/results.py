@@ -28,6 +28,7 @@ class Outcome:
     enabled: tuple[str, ...]
     diagnostics: list[Diagnostic]
     errors: list[str] = field(default_factory=list)
+    summary: dict | None = None
     view: ModelView | None = None
 
     @property

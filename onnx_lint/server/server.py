@@ -38,7 +38,6 @@ from onnx_lint.server.text_view import ModelView
 from onnx_lint.server.workers import CANCEL_GRACE_S, JobFailed, Worker, WorkerCrashed, WorkerPool
 
 FIX_ALL_KIND = "source.fixAll.onnx-lint"
-COMMANDS = ("onnx-lint.fixAll", "onnx-lint.fix", "onnx-lint.quantize", "onnx-lint.showModel")
 REQUEST_FAILED = -32803
 REQUEST_CANCELLED = -32800
 POLL_INTERVAL_S = 1.0
@@ -157,7 +156,7 @@ class OnnxLintServer(LanguageServer):
         self.cache.put(outcome)
         return outcome
 
-    async def _run_lint(self, path: Path, enabled: tuple[str, ...]) -> tuple[list[Diagnostic], list[str]]:
+    async def _run_lint(self, path: Path, enabled: tuple[str, ...]) -> tuple[list[Diagnostic], list[str], dict | None]:
         timeout = self.settings.lint_timeout
         try:
             data = await self.pool.run(jobs.lint_job, str(path), list(enabled), timeout=timeout)
@@ -172,9 +171,9 @@ class OnnxLintServer(LanguageServer):
                 self.log(error, lsp.MessageType.Error)
             for note in data["notes"]:
                 self.log(f"{path}: {note}")
-            return [Diagnostic.from_record(r) for r in data["diagnostics"]], data["errors"]
+            return [Diagnostic.from_record(r) for r in data["diagnostics"]], data["errors"], data["summary"]
         self.log(f"{path}: {problem}", lsp.MessageType.Error)
-        return [unreadable_diagnostic(str(path), problem)], [problem]
+        return [unreadable_diagnostic(str(path), problem)], [problem], None
 
     async def view(self, path: Path) -> tuple[Outcome, ModelView | None]:
         """The outcome with its textual view (None when the model cannot be read)."""
@@ -286,11 +285,7 @@ class OnnxLintServer(LanguageServer):
             raise JsonRpcException(message, code=REQUEST_FAILED) from None
         remaining = [Diagnostic.from_record(r) for r in data["diagnostics"]]
         if data["written"]:
-            stat = stat_key(path)
-            if stat is not None:
-                digest = await asyncio.to_thread(file_digest, path)
-                self.cache.remember_digest(path, stat, digest)
-                self.cache.put(Outcome(digest, enabled, remaining))
+            self.cache.forget(path)  # the next lint reads the new bytes (and summarizes them)
             for note in data["notes"]:
                 self.log(f"{path}: {note}")
         if path in self.tracked:
@@ -598,6 +593,16 @@ def create_server() -> OnnxLintServer:
         return {"uri": view_uri(str(path)), "text": view.text,
                 "diagnostics": [ls.protocol._converter.unstructure(d) for d in
                                 ls.diagnostics_for(outcome, view_uri(str(path)), path, view)]}
+
+    @server.command("onnx-lint.describeModel")
+    async def describe_model(ls: OnnxLintServer, *arguments: Any) -> dict:
+        """The model view's data: the summary and the diagnostics, as the Problems panel has them."""
+        path = _path_argument(arguments)
+        outcome = await ls.outcome(path)
+        uri = from_fs_path(str(path))
+        return {"uri": uri, "summary": outcome.summary,
+                "diagnostics": [ls.protocol._converter.unstructure(d)
+                                for d in ls.diagnostics_for(outcome, uri, path, None)]}
 
     @server.command("onnx-lint.quantize")
     async def quantize(ls: OnnxLintServer, *arguments: Any) -> dict:
