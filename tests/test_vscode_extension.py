@@ -1,0 +1,110 @@
+"""The VS Code extension: its unit tests, its `.vsix`, and an end-to-end run in a real VS Code.
+
+The end-to-end test installs code-server 4.100.3 (VS Code 1.100) from npm, installs the built
+`.vsix` into it, and drives it with playwright-core in Debian's Chromium (FIELD-NOTES). It needs
+Node 20, npm, Chromium and code-server's build dependencies, which `.ci/run` installs; CI sets
+ONNX_LINT_REQUIRE_EDITORS=1 so that anything missing fails there instead of skipping.
+Screenshots of each step land in `vscode-extension/e2e/screenshots/` (a CI artefact).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import onnx
+import pytest
+
+from examples import defects
+
+REPO = Path(__file__).resolve().parent.parent
+EXTENSION = REPO / "vscode-extension"
+VSIX = EXTENSION / "onnx-lint.vsix"
+CODE_SERVER_PREFIX = EXTENSION / "e2e" / ".code-server"
+SCREENSHOTS = EXTENSION / "e2e" / "screenshots"
+
+
+def _require(tool: str, path: str | None = None) -> str:
+    found = path if path and Path(path).exists() else shutil.which(tool)
+    if found is None:
+        if os.environ.get("ONNX_LINT_REQUIRE_EDITORS") == "1":
+            pytest.fail(f"{tool} is not installed")
+        pytest.skip(f"{tool} is not installed")
+    return found
+
+
+def _run(command: list[str], cwd: Path, timeout: int, env: dict | None = None) -> subprocess.CompletedProcess:
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+    assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def built_extension() -> Path:
+    """`npm ci`, the extension's unit tests (`npm test`), and `vsce package`: the .vsix."""
+    npm = _require("npm")
+    _require("node")
+    if not (EXTENSION / "node_modules" / ".package-lock.json").exists():
+        _run([npm, "ci", "--no-audit", "--no-fund"], EXTENSION, timeout=900)
+    tests = _run([npm, "test"], EXTENSION, timeout=300)
+    assert "# fail 0" in tests.stdout and "# pass" in tests.stdout, tests.stdout
+    VSIX.unlink(missing_ok=True)
+    _run([npm, "run", "package"], EXTENSION, timeout=300)
+    return VSIX
+
+
+def test_vsix_packages_the_compiled_extension_for_vscode_1_100(built_extension):
+    with zipfile.ZipFile(built_extension) as vsix:
+        names = set(vsix.namelist())
+        manifest = json.loads(vsix.read("extension/package.json"))
+    assert "extension/out/src/extension.js" in names
+    assert any(n.startswith("extension/node_modules/vscode-languageclient/") for n in names)
+    assert not any(n.startswith("extension/src/") or n.startswith("extension/e2e/") for n in names)
+    assert manifest["engines"]["vscode"] == "^1.100.0"
+    assert manifest["contributes"]["customEditors"][0]["selector"] == [{"filenamePattern": "*.onnx"}]
+    titles = {c["command"]: c["title"] for c in manifest["contributes"]["commands"]}
+    assert titles["onnxLint.showModelText"] == "Show model as text" and "onnxLint.restartServer" in titles
+    assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] == "limited"
+
+
+def test_end_to_end_in_code_server_open_see_problems_fix_all(built_extension, tmp_path):
+    node = _require("node")
+    chromium = _require("chromium", "/usr/bin/chromium")
+    _run(["bash", str(EXTENSION / "e2e" / "install-code-server.sh"), str(CODE_SERVER_PREFIX)], REPO, timeout=1500)
+    code_server = CODE_SERVER_PREFIX / "node_modules" / ".bin" / "code-server"
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    model = workspace / "weak.onnx"
+    onnx.save(defects.weakly_typed_mlp(), model)
+    if SCREENSHOTS.exists():
+        shutil.rmtree(SCREENSHOTS)
+    result_file = tmp_path / "result.json"
+    done = subprocess.run([node, str(EXTENSION / "e2e" / "run-e2e.mjs")], cwd=EXTENSION, capture_output=True,
+                          text=True, timeout=900, env={
+                              **os.environ, "CODE_SERVER": str(code_server), "VSIX": str(built_extension),
+                              "WORKSPACE": str(workspace), "MODEL": str(model), "PYTHON": sys.executable,
+                              "SCREENSHOTS": str(SCREENSHOTS), "RESULT": str(result_file), "CHROMIUM": chromium})
+    assert result_file.is_file(), done.stdout + done.stderr
+    seen = json.loads(result_file.read_text())
+    assert seen.get("ok"), f"{seen.get('error')}\nsteps: {seen['steps']}\n{seen.get('serverLog')}"
+
+    # The model view: declared next to derived, and both findings with their buttons.
+    assert seen["outputs"] == ["Y\tFLOAT[]\tFLOAT[batch, 8] (onnxruntime-symbolic)"]
+    assert [p.split()[0] for p in seen["viewProblems"]] == ["OL001", "OL003"]
+    assert "onnx-lint-examples" in seen["identity"] and "com.microsoft 1" in seen["identity"]
+    # The Problems panel: the file and its two entries, from onnx-lint, with their codes.
+    rows = "\n".join(seen["problems"])
+    assert "weak.onnx" in rows and "OL001" in rows and "OL003" in rows and rows.count("onnx-lint") == 2
+    # After "Fix all": the file on disk is fixed and the panel is empty.
+    assert "No problems have been detected" in seen["problemsAfter"]
+    assert seen["outputsAfter"] == ["Y\tFLOAT[batch, 8]\tFLOAT[batch, 8] (onnxruntime-symbolic)"]
+    fixed = onnx.load(model)
+    onnx.checker.check_model(fixed, full_check=True)
+    assert [d.dim_param or d.dim_value for d in fixed.graph.output[0].type.tensor_type.shape.dim] == ["batch", 8]
+    assert {Path(p).name for p in seen["screenshots"]} >= {"04-model-view.png", "05-problems-panel.png", "08-fixed.png"}

@@ -1,0 +1,170 @@
+// End to end in a real VS Code: code-server 4.100.3 with the built .vsix, driven by playwright-core in
+// Debian's Chromium. Opens a binary weakly-typed model, checks the model view and the Problems panel,
+// clicks "Fix all", checks the file on disk and the empty Problems panel. Screenshots of each step.
+//
+// Environment: CODE_SERVER, VSIX, WORKSPACE, MODEL, PYTHON, SCREENSHOTS, RESULT, CHROMIUM (optional).
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+const codeServer = env("CODE_SERVER");
+const vsix = env("VSIX");
+const workspace = env("WORKSPACE");
+const model = env("MODEL");
+const python = env("PYTHON");
+const screenshots = env("SCREENSHOTS");
+const resultPath = env("RESULT");
+const result = { steps: [] };
+fs.mkdirSync(screenshots, { recursive: true });
+
+const home = fs.mkdtempSync(path.join(os.tmpdir(), "onnx-lint-e2e-"));
+const userData = path.join(home, "user-data");
+const extensions = path.join(home, "extensions");
+fs.mkdirSync(path.join(userData, "User"), { recursive: true });
+fs.writeFileSync(path.join(userData, "User", "settings.json"), JSON.stringify({
+  "onnxLint.interpreter": python,
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "workbench.welcomePage.walkthroughs.openOnInstall": false,
+  "security.workspace.trust.enabled": false,
+  "telemetry.telemetryLevel": "off",
+  "extensions.autoUpdate": false,
+  "extensions.autoCheckUpdates": false,
+  "update.mode": "none",
+  "window.restoreWindows": "none",
+  "problems.autoReveal": true,
+}, null, 2));
+const childEnv = { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), XDG_DATA_HOME: path.join(home, ".local") };
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+async function waitFor(predicate, what, timeoutMs = 90_000, intervalMs = 250) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      last = await predicate();
+      if (last) return last;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`timed out waiting for ${what} (last: ${last})`);
+}
+
+function step(name) {
+  result.steps.push(name);
+  console.log(`e2e: ${name}`);
+}
+
+const install = spawnSync(codeServer, ["--install-extension", vsix, "--extensions-dir", extensions,
+  "--user-data-dir", userData], { env: childEnv, encoding: "utf8" });
+if (install.status !== 0) throw new Error(`installing the .vsix failed: ${install.stdout}${install.stderr}`);
+step("installed the .vsix");
+
+const port = await freePort();
+const server = spawn(codeServer, ["--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--disable-telemetry",
+  "--disable-update-check", "--disable-workspace-trust", "--extensions-dir", extensions, "--user-data-dir", userData,
+  workspace], { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+let serverLog = "";
+server.stdout.on("data", (d) => { serverLog += d; });
+server.stderr.on("data", (d) => { serverLog += d; });
+
+let browser;
+let page;
+async function shot(name) {
+  const file = path.join(screenshots, `${String(result.steps.length).padStart(2, "0")}-${name}.png`);
+  await page.screenshot({ path: file });
+  (result.screenshots ??= []).push(file);
+}
+
+try {
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, "code-server to listen", 60_000);
+  step("code-server is up");
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+      "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"],
+  });
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  page = await context.newPage();
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  step("workbench loaded");
+
+  // Open the model from the explorer: it opens in onnx-lint's custom editor (no didOpen is sent).
+  const entry = page.locator(`.explorer-folders-view .monaco-list-row[aria-label^="${path.basename(model)}"]`);
+  await entry.waitFor({ timeout: 60_000 });
+  // Until the extension host has registered the custom editor, VS Code opens the file as binary text;
+  // a user would reopen it, and so does the test.
+  const binaryNotice = page.getByText("The file is not displayed in the text editor");
+  for (let attempt = 0; ; attempt++) {
+    await entry.dblclick();
+    await page.waitForTimeout(2000);
+    if (!(await binaryNotice.isVisible())) break;
+    if (attempt === 10) throw new Error("the model never opened in the onnx-lint model view");
+    await page.keyboard.press("Control+W");
+    await page.waitForTimeout(2000);
+  }
+  const view = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  const outputs = view.locator("table.outputs");
+  await outputs.waitFor({ timeout: 120_000 });
+  await view.locator("ul.diagnostics li").first().waitFor({ timeout: 120_000 });
+  result.outputs = await outputs.locator("tbody tr").allInnerTexts();
+  result.viewProblems = await view.locator("ul.diagnostics li").allInnerTexts();
+  result.identity = await view.locator("dl.identity").innerText();
+  step("model view shows outputs and problems");
+  await shot("model-view");
+
+  // The Problems panel lists every diagnostic of the file (pulled for the custom-editor tab).
+  await page.keyboard.press("Control+Shift+M");
+  const markers = page.locator(".markers-panel .monaco-list-row");
+  await waitFor(async () => (await markers.allInnerTexts()).join("\n").includes("OL003"), "the Problems panel entries");
+  result.problems = await markers.allInnerTexts();
+  step("Problems panel lists the diagnostics");
+  await shot("problems-panel");
+
+  await view.locator("button#fix-all").click();
+  step("clicked Fix all");
+  await waitFor(() => {
+    const check = spawnSync(python, ["-c", `import onnx,sys; m=onnx.load(sys.argv[1]); d=m.graph.output[0].type.tensor_type.shape.dim; print(len(d))`, model], { encoding: "utf8" });
+    return check.stdout.trim() === "2";
+  }, "the fixed model on disk");
+  step("file on disk is fixed");
+  await view.locator("p.clean").waitFor({ timeout: 120_000 });
+  await waitFor(async () => (await page.locator(".markers-panel").innerText()).includes("No problems have been detected"),
+    "an empty Problems panel");
+  result.problemsAfter = await page.locator(".markers-panel").innerText();
+  result.outputsAfter = await outputs.locator("tbody tr").allInnerTexts();
+  step("Problems panel is empty");
+  await shot("fixed");
+  result.ok = true;
+} catch (error) {
+  result.error = String(error?.stack || error);
+  if (page) await shot("failure").catch(() => undefined);
+} finally {
+  result.serverLog = serverLog.slice(-4000);
+  fs.writeFileSync(resultPath, JSON.stringify(result, null, 2));
+  if (browser) await browser.close();
+  server.kill("SIGTERM");
+  fs.rmSync(home, { recursive: true, force: true });
+}
+process.exit(result.ok ? 0 : 1);

@@ -1,0 +1,131 @@
+import { execFile } from "child_process";
+import * as vscode from "vscode";
+import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions } from "vscode-languageclient/node";
+import { chooseInterpreter, installCommand, Interpreter, PROBE_ARGUMENTS, serverArguments } from "./interpreter";
+import { serverSettings } from "./settings";
+
+/** Server commands that write files: refused in an untrusted workspace (VS Code workspace trust). */
+export const WRITING_COMMANDS = new Set(["onnx-lint.fixAll", "onnx-lint.fix", "onnx-lint.quantize"]);
+export const VIEW_SCHEME = "onnx-lint";
+
+async function pythonExtensionInterpreter(): Promise<string | undefined> {
+  const extension = vscode.extensions.getExtension("ms-python.python");
+  if (!extension) {
+    return undefined;
+  }
+  try {
+    const api = extension.isActive ? extension.exports : await extension.activate();
+    const active = api?.environments?.getActiveEnvironmentPath?.();
+    if (active?.path) {
+      return active.path as string;
+    }
+    const details = api?.settings?.getExecutionDetails?.();
+    return details?.execCommand?.[0];
+  } catch {
+    return undefined;
+  }
+}
+
+function probe(interpreter: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile(interpreter, PROBE_ARGUMENTS, { timeout: 60_000 }, (error, _stdout, stderr) => {
+      resolve(error ? (stderr.trim().split("\n").pop() || error.message) : undefined);
+    });
+  });
+}
+
+/** The language client and how it was started; `restart` picks up a changed interpreter. */
+export class ServerConnection implements vscode.Disposable {
+  client: LanguageClient | undefined;
+  interpreter: Interpreter | undefined;
+  private warnedMissing = false;
+  private readonly started = new vscode.EventEmitter<void>();
+  readonly onDidStart = this.started.event;
+
+  constructor(private readonly output: vscode.OutputChannel) {}
+
+  async start(): Promise<boolean> {
+    const config = vscode.workspace.getConfiguration("onnxLint");
+    this.interpreter = chooseInterpreter(config.get<string>("interpreter"), await pythonExtensionInterpreter());
+    this.output.appendLine(`onnx-lint: using ${this.interpreter.command} (${this.interpreter.source})`);
+    const problem = await probe(this.interpreter.command);
+    if (problem !== undefined) {
+      this.output.appendLine(`onnx-lint: cannot start the server: ${problem}`);
+      if (!this.warnedMissing) {
+        this.warnedMissing = true;
+        const command = installCommand(this.interpreter.command);
+        const choice = await vscode.window.showErrorMessage(
+          `onnx-lint is not installed in ${this.interpreter.command} (${this.interpreter.source}). Install it with: ${command}`,
+          "Copy command", "Open settings");
+        if (choice === "Copy command") {
+          await vscode.env.clipboard.writeText(command);
+        } else if (choice === "Open settings") {
+          await vscode.commands.executeCommand("workbench.action.openSettings", "onnxLint.interpreter");
+        }
+      }
+      return false;
+    }
+    const serverOptions: ServerOptions = {
+      command: this.interpreter.command,
+      args: serverArguments(config.get<string[]>("serverArgs") ?? []),
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: "file", pattern: "**/*.onnx" }, { scheme: VIEW_SCHEME }],
+      outputChannel: this.output,
+      initializationOptions: { settings: serverSettings(config) },
+      synchronize: { configurationSection: "onnxLint" },
+      // The client pulls for the textual views; the model view fills the Problems panel for models.
+      diagnosticPullOptions: {
+        onTabs: true,
+        onChange: false,
+        onSave: false,
+        match: (_selector, resource) => resource.scheme === VIEW_SCHEME,
+      },
+      middleware: {
+        executeCommand: async (command, args, next) => {
+          if (WRITING_COMMANDS.has(command) && !vscode.workspace.isTrusted) {
+            void vscode.window.showWarningMessage("onnx-lint does not change files in an untrusted workspace.");
+            return undefined;
+          }
+          return next(command, args);
+        },
+        provideCodeActions: async (document, range, context, token, next) =>
+          vscode.workspace.isTrusted ? next(document, range, context, token) : [],
+      },
+    };
+    this.client = new LanguageClient("onnx-lint", "onnx-lint", serverOptions, clientOptions);
+    await this.client.start();
+    this.started.fire();
+    return true;
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    this.warnedMissing = false;
+    await this.start();
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      await client.stop();
+    }
+  }
+
+  /** Run a server command (`workspace/executeCommand`); rejects with the server's message. */
+  async command<T>(command: string, ...args: unknown[]): Promise<T> {
+    if (!this.client) {
+      throw new Error("the onnx-lint server is not running (see the onnx-lint output channel)");
+    }
+    if (WRITING_COMMANDS.has(command) && !vscode.workspace.isTrusted) {
+      throw new Error("onnx-lint does not change files in an untrusted workspace");
+    }
+    return this.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }) as Promise<T>;
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.started.dispose();
+  }
+}

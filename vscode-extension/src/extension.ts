@@ -1,0 +1,87 @@
+import * as vscode from "vscode";
+import { ServerConnection, VIEW_SCHEME } from "./client";
+import { ModelEditorProvider } from "./modelEditor";
+import { quantize } from "./quantize";
+import { TextViewProvider } from "./textView";
+
+let connection: ServerConnection | undefined;
+
+/** The model a command is about: its argument, the active model view, or the active view document. */
+function targetModel(argument: unknown): vscode.Uri | undefined {
+  if (argument instanceof vscode.Uri) {
+    return argument;
+  }
+  const tab = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+  if (tab instanceof vscode.TabInputCustom && tab.viewType === ModelEditorProvider.viewType) {
+    return tab.uri;
+  }
+  const editor = vscode.window.activeTextEditor?.document.uri;
+  if (editor?.scheme === VIEW_SCHEME) {
+    return vscode.Uri.file(editor.path.replace(/\.txt$/, ""));
+  }
+  void vscode.window.showWarningMessage("onnx-lint: open an .onnx model first.");
+  return undefined;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel("onnx-lint");
+  const server = new ServerConnection(output);
+  connection = server;
+  const textViews = new TextViewProvider(server);
+  const showText = (uri: vscode.Uri) => textViews.open(uri);
+  const problems = vscode.languages.createDiagnosticCollection("onnx-lint");
+  const models = new ModelEditorProvider(server, problems, { quantize: (uri) => quantize(server, uri), showText });
+
+  context.subscriptions.push(
+    output, server, problems,
+    vscode.window.registerCustomEditorProvider(ModelEditorProvider.viewType, models, {
+      webviewOptions: { retainContextWhenHidden: true },
+    }),
+    vscode.workspace.registerTextDocumentContentProvider(VIEW_SCHEME, textViews),
+    vscode.commands.registerCommand("onnxLint.showModelText", async (uri?: vscode.Uri) => {
+      const model = targetModel(uri);
+      if (model) {
+        await showText(model);
+      }
+    }),
+    vscode.commands.registerCommand("onnxLint.fixAll", async (uri?: vscode.Uri) => {
+      const model = targetModel(uri);
+      if (!model) {
+        return;
+      }
+      try {
+        const result = await server.command<{ message: string }>("onnx-lint.fixAll", model.toString());
+        void vscode.window.showInformationMessage(`onnx-lint: ${result.message}`);
+      } catch (error) {
+        void vscode.window.showErrorMessage(`onnx-lint: ${(error as Error).message}`);
+      }
+      await models.refresh(model);
+    }),
+    vscode.commands.registerCommand("onnxLint.quantize", async (uri?: vscode.Uri) => {
+      const model = targetModel(uri);
+      if (model) {
+        await quantize(server, model);
+      }
+    }),
+    vscode.commands.registerCommand("onnxLint.restartServer", async () => {
+      await server.restart();
+      await models.refresh();
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void models.refresh()),
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (event.affectsConfiguration("onnxLint.interpreter") || event.affectsConfiguration("onnxLint.serverArgs")) {
+        await server.restart();
+        await models.refresh();
+      } else if (event.affectsConfiguration("onnxLint")) {
+        await models.refresh();  // the client has already sent the new settings to the server
+      }
+    }),
+  );
+  const watcher = vscode.workspace.createFileSystemWatcher("**/*.onnx");
+  context.subscriptions.push(watcher, watcher.onDidChange((uri) => textViews.modelChanged(uri)));
+  await server.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await connection?.stop();
+}

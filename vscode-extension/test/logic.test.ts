@@ -1,0 +1,78 @@
+// Unit tests of the extension's own logic (the parts that need no VS Code): `npm test`.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { chooseInterpreter, installCommand, serverArguments } from "../src/interpreter";
+import { serverSettings } from "../src/settings";
+import { renderView, toViewDiagnostics, ViewState } from "../src/viewHtml";
+
+function config(values: Record<string, unknown>) {
+  return { get: <T>(key: string) => values[key] as T | undefined };
+}
+
+test("the interpreter setting wins, then the Python extension, then python3", () => {
+  assert.deepEqual(chooseInterpreter(" /opt/venv/bin/python ", "/usr/bin/python3.12"),
+    { command: "/opt/venv/bin/python", source: "setting onnxLint.interpreter" });
+  assert.deepEqual(chooseInterpreter("", "/usr/bin/python3.12"), { command: "/usr/bin/python3.12", source: "Python extension" });
+  assert.deepEqual(chooseInterpreter(undefined, undefined), { command: "python3", source: "default" });
+});
+
+test("the server is started as a module of that interpreter with the extra arguments", () => {
+  assert.deepEqual(serverArguments(["--log-level", "debug"]), ["-m", "onnx_lint", "server", "--log-level", "debug"]);
+});
+
+test("the install command names the interpreter exactly, quoted when it must be", () => {
+  assert.equal(installCommand("python3"), "python3 -m pip install 'onnx-lint[server,runtime]'");
+  assert.equal(installCommand("/home/me/my envs/bin/python"), "\"/home/me/my envs/bin/python\" -m pip install 'onnx-lint[server,runtime]'");
+});
+
+test("server settings leave unset selectors to the configuration file and keep quantize defaults", () => {
+  const settings = serverSettings(config({
+    select: null, ignore: ["OL005"], lintOnChange: false, "quantize.calibrationData": "/data/calib.npz",
+    "quantize.output": "", "quantize.perChannel": true,
+  }));
+  assert.deepEqual(settings, { ignore: ["OL005"], lintOnChange: false,
+    quantize: { calibrationData: "/data/calib.npz", perChannel: true } });
+});
+
+const diagnostics = toViewDiagnostics([
+  { code: "OL001", message: "graph/output[0] 'Y': declared <scalar>", severity: 1, data: { fixable: true, key: ["OL001", "graph/output[0]", "Y"] } },
+  { code: "OL007", message: "underivable", severity: 3 },
+]);
+
+const state: ViewState = {
+  file: "weak.onnx", trusted: true, diagnostics,
+  summary: {
+    producer: "tf2onnx", producerVersion: "1.16", irVersion: 8, graph: "main", nodes: 4,
+    opsets: [{ domain: "ai.onnx", version: 17 }],
+    inputs: [{ name: "X", declared: "FLOAT[batch, 16]" }],
+    outputs: [{ name: "Y", declared: "FLOAT[]", derived: "FLOAT[batch, 8]", engine: "onnx" }],
+  },
+};
+
+test("diagnostics from the server keep severity, fixability and the fix key", () => {
+  assert.deepEqual(diagnostics.map((d) => [d.code, d.severity, d.fixable]), [["OL001", "error", true], ["OL007", "info", false]]);
+  assert.deepEqual(diagnostics[0].key, ["OL001", "graph/output[0]", "Y"]);
+});
+
+test("the view shows identity, declared next to derived, and the problems with their buttons", () => {
+  const html = renderView(state, "n0nce", "vscode-resource:");
+  assert.match(html, /tf2onnx 1\.16/);
+  assert.match(html, /<td class="stale">FLOAT\[\]<\/td><td>FLOAT\[batch, 8\] <span class="engine">\(onnx\)<\/span>/);
+  assert.match(html, /declared &lt;scalar&gt;/);  // escaped
+  assert.equal((html.match(/class="fix"/g) ?? []).length, 1);  // only the fixable one
+  assert.match(html, /<button id="fix-all">Fix all<\/button>/);
+  assert.match(html, /script-src 'nonce-n0nce'/);
+});
+
+test("an untrusted workspace gets no enabled button that writes", () => {
+  const html = renderView({ ...state, trusted: false }, "n", "c");
+  assert.match(html, /<button id="fix-all" disabled/);
+  assert.match(html, /<button id="quantize" disabled/);
+  assert.match(html, /<button class="fix" data-index="0" disabled/);
+});
+
+test("a clean model says so and Fix all is disabled", () => {
+  const html = renderView({ ...state, diagnostics: [] }, "n", "c");
+  assert.match(html, /No problems\./);
+  assert.match(html, /<button id="fix-all" disabled>/);
+});
