@@ -101,10 +101,14 @@ def test_end_to_end_in_code_server_open_see_problems_fix_all(built_extension, tm
     # The Problems panel: the file and its two entries, from onnx-lint, with their codes.
     rows = "\n".join(seen["problems"])
     assert "weak.onnx" in rows and "OL001" in rows and "OL003" in rows and rows.count("onnx-lint") == 2
+    # "Show model as text": the same findings on the real lines of the textual view.
+    text_rows = "\n".join(seen["textProblems"])
+    assert "weak.onnx.txt" in text_rows and "[Ln 6, Col 39]" in text_rows  # 'Y' in the graph header
     # After "Fix all": the file on disk is fixed and the panel is empty.
     assert "No problems have been detected" in seen["problemsAfter"]
     assert seen["outputsAfter"] == ["Y\tFLOAT[batch, 8]\tFLOAT[batch, 8] (onnxruntime-symbolic)"]
     fixed = onnx.load(model)
     onnx.checker.check_model(fixed, full_check=True)
     assert [d.dim_param or d.dim_value for d in fixed.graph.output[0].type.tensor_type.shape.dim] == ["batch", 8]
-    assert {Path(p).name for p in seen["screenshots"]} >= {"04-model-view.png", "05-problems-panel.png", "08-fixed.png"}
+    shots = {Path(p).stem.split("-", 1)[1] for p in seen["screenshots"]}
+    assert shots >= {"model-view", "problems-panel", "text-view", "fixed"}

@@ -142,6 +142,19 @@ try {
   step("Problems panel lists the diagnostics");
   await shot("problems-panel");
 
+  // "Show model as text": the server's textual view, where the diagnostics sit on real lines.
+  await view.locator("button#show-text").click();
+  const textTab = page.locator('.tabs-container .tab[aria-label*="weak.onnx.txt"]');
+  await textTab.waitFor({ timeout: 60_000 });
+  await waitFor(async () => (await page.locator(".monaco-editor .view-lines").first().innerText()).includes("=>"),
+    "the textual view's text");
+  await waitFor(async () => /weak\.onnx\.txt[\s\S]*Ln 6/.test((await markers.allInnerTexts()).join("\n")),
+    "the textual view's diagnostics on real lines");
+  result.textProblems = await markers.allInnerTexts();
+  step("textual view shows the diagnostics on real lines");
+  await shot("text-view");
+  await page.locator('.tabs-container .tab[aria-label^="weak.onnx,"], .tabs-container .tab[aria-label="weak.onnx"]').first().click();
+
   await view.locator("button#fix-all").click();
   step("clicked Fix all");
   await waitFor(() => {
