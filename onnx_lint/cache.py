@@ -8,17 +8,26 @@ of the lint result.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-import onnx
-
 import onnx_lint
 from onnx_lint.diagnostics import Diagnostic
 
 CACHE_DIR_NAME = ".onnx-lint-cache"
+
+
+def _onnx_version() -> str:
+    """onnx's version without importing onnx: a cache hit must not pay for that import."""
+    try:
+        return importlib.metadata.version("onnx")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - onnx is a dependency
+        import onnx
+
+        return onnx.__version__
 
 
 def _stat_key(path: Path) -> tuple[int, int] | None:
@@ -34,7 +43,7 @@ class LintCache:
 
     def __init__(self, root: Path, settings_fingerprint: str) -> None:
         self.folder = root / CACHE_DIR_NAME / onnx_lint.__version__
-        self.salt = f"{onnx_lint.__version__}|{onnx.__version__}|{settings_fingerprint}"
+        self.salt = f"{onnx_lint.__version__}|{_onnx_version()}|{settings_fingerprint}"
 
     def _entry(self, path: Path) -> Path | None:
         stat = _stat_key(path)

@@ -113,10 +113,13 @@ def _run_extension(command: str, argv: list[str]) -> int:
 
 # -- rule documentation ------------------------------------------------------------------
 def _rule_docs():
+    """Rule metadata for the formats, from the generated catalog: no rule module (nor onnx) is imported."""
+    from onnx_lint.diagnostics import Severity
     from onnx_lint.formats import RuleDoc
-    from onnx_lint.rules import ALL_RULES
+    from onnx_lint.rules import CATALOG
 
-    return {r.code: RuleDoc(r.code, r.name, r.summary, r.severity, r.fixable, r.url()) for r in ALL_RULES}
+    return {code: RuleDoc(code, name, summary, Severity(severity), fixable, url)
+            for code, name, summary, severity, fixable, url in CATALOG}
 
 
 def _cmd_rule(args: argparse.Namespace) -> int:
@@ -221,7 +224,7 @@ def _split(value: str | None) -> tuple[str, ...] | None:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from onnx_lint.config import Settings, find_config, load_config, merge_cli
-    from onnx_lint.rules import ALL_RULES
+    from onnx_lint.rules import CODES
 
     if args.fix and args.diff:
         raise ConfigError("--fix and --diff cannot be combined: --diff writes nothing")
@@ -229,7 +232,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     settings = load_config(config_path) if config_path else Settings()
     settings = merge_cli(settings, select=_split(args.select), extend_select=_split(args.extend_select),
                          ignore=_split(args.ignore))
-    all_codes = [r.code for r in ALL_RULES]
+    all_codes = list(CODES)
     settings.check_selectors(all_codes)
     files, missing = discover(args.paths)
     root = config_path.parent if config_path else Path.cwd()
@@ -241,7 +244,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         for path in files
     ]
     results = _run_jobs(jobs, args.jobs)
-    from onnx_lint.linter import FileResult, unreadable_diagnostic
+    from onnx_lint.file_result import FileResult, unreadable_diagnostic
 
     for raw in missing:
         results.append(FileResult(Path(raw), raw, [unreadable_diagnostic(raw, "no such file or folder")],
@@ -264,10 +267,7 @@ def _run_jobs(jobs: list[Job], requested: int) -> list:
 def process_job(job: Job):
     """Lint one file (from the cache where possible), then fix or diff it as asked."""
     from onnx_lint.cache import LintCache
-    from onnx_lint.errors import FixError
-    from onnx_lint.fixer import plan_fix, text_diff, write_fix
-    from onnx_lint.linter import FileResult, lint_file
-    from onnx_lint.rules import ALL_RULES
+    from onnx_lint.file_result import FileResult
 
     enabled = job.enabled.__contains__
     cache = LintCache(job.cache_root, job.fingerprint + repr(sorted(job.enabled))) if job.cache_root else None
@@ -275,6 +275,12 @@ def process_job(job: Job):
         cached = cache.get(job.path, job.display)
         if cached is not None and not ((job.fix or job.diff) and any(d.fixable for d in cached)):
             return FileResult(job.path, job.display, cached, unreadable=any(d.code == "OL000" for d in cached))
+    # Only a cache miss pays for onnx and the rules.
+    from onnx_lint.errors import FixError
+    from onnx_lint.fixer import plan_fix, text_diff, write_fix
+    from onnx_lint.linter import lint_file
+    from onnx_lint.rules import ALL_RULES
+
     try:
         result, ctx = lint_file(job.path, job.display, ALL_RULES, enabled)
         if ctx is not None and cache is not None and not result.internal_errors:

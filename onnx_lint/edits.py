@@ -9,12 +9,12 @@ hand them to a client and back.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import onnx
+if TYPE_CHECKING:  # edits are also rebuilt from the cache, where onnx is not imported at all
+    import onnx
 
-from onnx_lint.graphs import resolve_graph
-from onnx_lint.shapes import Dim, write_dims
+    from onnx_lint.shapes import Dim
 
 Kind = Literal["input", "output", "value_info"]
 
@@ -30,7 +30,7 @@ class SetType:
     dims: tuple[Dim, ...] | None = None
 
     def apply(self, model: onnx.ModelProto) -> None:
-        value = _find(resolve_graph(model, self.graph), self.kind, self.tensor)
+        value = _find(_graph(model, self.graph), self.kind, self.tensor)
         _set_tensor_type(value, self.elem_type, self.dims)
 
 
@@ -44,7 +44,7 @@ class AddValueInfo:
     dims: tuple[Dim, ...] | None = None
 
     def apply(self, model: onnx.ModelProto) -> None:
-        graph = resolve_graph(model, self.graph)
+        graph = _graph(model, self.graph)
         existing = [v for v in graph.value_info if v.name == self.tensor]
         value = existing[0] if existing else graph.value_info.add(name=self.tensor)
         _set_tensor_type(value, self.elem_type, self.dims)
@@ -58,7 +58,7 @@ class RemoveValueInfo:
     tensor: str
 
     def apply(self, model: onnx.ModelProto) -> None:
-        graph = resolve_graph(model, self.graph)
+        graph = _graph(model, self.graph)
         keep = [v for v in graph.value_info if v.name != self.tensor]
         if len(keep) != len(graph.value_info):
             del graph.value_info[:]
@@ -69,8 +69,16 @@ Edit = SetType | AddValueInfo | RemoveValueInfo
 _KINDS: dict[str, type] = {"set_type": SetType, "add_value_info": AddValueInfo, "remove_value_info": RemoveValueInfo}
 
 
+def _graph(model: onnx.ModelProto, path: str) -> onnx.GraphProto:
+    from onnx_lint.graphs import resolve_graph
+
+    return resolve_graph(model, path)
+
+
 def _set_tensor_type(value: onnx.ValueInfoProto, elem_type: int | None, dims: tuple[Dim, ...] | None) -> None:
     """Write what is given (``None`` keeps the current element type / dims)."""
+    from onnx_lint.shapes import write_dims
+
     tensor = value.type.tensor_type
     if elem_type is not None:
         tensor.elem_type = elem_type

@@ -7,43 +7,16 @@ server) so that the engine never depends on them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.diagnostics import Diagnostic
 from onnx_lint.errors import ModelLoadError
+from onnx_lint.file_result import UNREADABLE, FileResult, unreadable_diagnostic
 from onnx_lint.model_io import LoadedModel, read_model
 from onnx_lint.rule_api import Rule
 
 Enabled = Callable[[str], bool]
-UNREADABLE = ("OL000", "unreadable-model")
-
-
-@dataclass
-class FileResult:
-    """What linting (and possibly fixing) one file produced."""
-
-    path: Path
-    display: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    unreadable: bool = False
-    internal_errors: list[str] = field(default_factory=list)
-    written: bool = False
-    diff: str | None = None
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def remaining(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if not (d.fix and d.fix.applied)]
-
-    @property
-    def fixed(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.fix and d.fix.applied]
-
-
-def unreadable_diagnostic(display: str, problem: str) -> Diagnostic:
-    return Diagnostic(display, *UNREADABLE, Severity.ERROR, problem, Location("model"))
 
 
 def run_rules(ctx: LintContext, rules: Sequence[Rule], enabled: Enabled) -> tuple[list[Diagnostic], list[str]]:

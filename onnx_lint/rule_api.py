@@ -38,8 +38,8 @@ class Rule:
 
     @classmethod
     def url(cls) -> str:
-        # GitHub's anchor of the heading "## stale-rank-zero-output (OL001)" in docs/rules.md.
-        return f"{DOCS_URL}#{cls.name}-{cls.code.lower()}"
+        # The explicit anchor docs/rules.md puts before each rule's heading.
+        return f"{DOCS_URL}#{cls.code.lower()}-{cls.name}"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         raise NotImplementedError

@@ -31,6 +31,24 @@ def test_plain_lint_imports_neither_onnxruntime_nor_sympy(save, tmp_path):
     assert _heavy_modules(path, tmp_path) == ""
 
 
+_CACHED_PROBE = """
+import sys
+from onnx_lint.cli import main
+main(["check", sys.argv[1], "--jobs", "1", "--output-format", sys.argv[2]])
+print("ONNX:" + str("onnx" in sys.modules))
+"""
+
+
+def test_a_run_answered_from_the_cache_does_not_import_onnx(save, tmp_path):
+    """What makes a warm re-run of a big folder ~10x faster than the first: no onnx import at all."""
+    path = save(defects.weakly_typed_mlp())  # fixable findings, printed with their rule metadata
+    runs = [subprocess.run([sys.executable, "-c", _CACHED_PROBE, str(path), fmt], capture_output=True, text=True,
+                           cwd=tmp_path) for fmt in ("full", "full", "sarif")]
+    assert [r.stdout.splitlines()[-1] for r in runs] == ["ONNX:True", "ONNX:False", "ONNX:False"]
+    report = [r.stdout.rsplit("ONNX:", 1)[0] for r in runs]
+    assert report[0] == report[1] and "OL001" in report[1] and "ol001-stale" in report[2]
+
+
 def test_symbolic_fallback_runs_only_where_onnx_gives_up(save, tmp_path):
     assert "onnxruntime" in _heavy_modules(save(defects.symbolic_fallback(), "gelu.onnx"), tmp_path)
 

@@ -76,9 +76,10 @@ async def test_did_open_reads_the_file_from_disk_and_publishes_rule_diagnostics(
     [d] = await diagnostics_for(client, model.as_uri())
     assert d.code == "OL001" and d.source == "onnx-lint" and d.severity == lsp.DiagnosticSeverity.Error
     assert d.message.startswith("graph/output[0] 'Y': graph output 'Y' is declared as a scalar")
-    # The link lands on the rule's heading in docs/rules.md (GitHub's anchor of "## name (CODE)").
-    assert d.code_description.href.endswith("docs/rules.md#stale-rank-zero-output-ol001")
-    assert "\n## stale-rank-zero-output (OL001)\n" in (REPO / "docs" / "rules.md").read_text()
+    # The link lands on the rule's explanation in docs/rules.md.
+    assert d.code_description.href.endswith("docs/rules.md#ol001-stale-rank-zero-output")
+    assert '<a id="ol001-stale-rank-zero-output"></a>\n## stale-rank-zero-output (OL001)' in \
+        (REPO / "docs" / "rules.md").read_text()
     assert d.data["key"] == ["OL001", "graph/output[0]", "Y"] and d.data["fixable"] is True
     assert d.data["edits"] == [{"edit": "set_type", "graph": "graph", "kind": "output", "tensor": "Y",
                                 "elem_type": None, "dims": [3, 5]}]

@@ -28,7 +28,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from onnx_lint import __version__
 from onnx_lint.diagnostics import Diagnostic
 from onnx_lint.errors import ConfigError
-from onnx_lint.linter import unreadable_diagnostic
+from onnx_lint.file_result import unreadable_diagnostic
 from onnx_lint.rules import ALL_RULES, get_rule
 from onnx_lint.server import jobs
 from onnx_lint.server.convert import to_lsp, view_model_path, view_uri

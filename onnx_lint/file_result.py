@@ -1,0 +1,37 @@
+"""What linting (and possibly fixing) one file produced: light, so that cache hits import no onnx."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from onnx_lint.diagnostics import Diagnostic, Location, Severity
+
+UNREADABLE = ("OL000", "unreadable-model")
+
+
+@dataclass
+class FileResult:
+    """What linting (and possibly fixing) one file produced."""
+
+    path: Path
+    display: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    unreadable: bool = False
+    internal_errors: list[str] = field(default_factory=list)
+    written: bool = False
+    diff: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def remaining(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if not (d.fix and d.fix.applied)]
+
+    @property
+    def fixed(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.fix and d.fix.applied]
+
+
+def unreadable_diagnostic(display: str, problem: str) -> Diagnostic:
+    return Diagnostic(display, *UNREADABLE, Severity.ERROR, problem, Location("model"))
+

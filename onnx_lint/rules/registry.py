@@ -1,0 +1,36 @@
+"""The rule registry: every rule instance, in code order (importing it imports onnx)."""
+
+from __future__ import annotations
+
+from onnx_lint.rule_api import Rule
+from onnx_lint.rules.ol000_unreadable_model import UnreadableModel
+from onnx_lint.rules.ol001_stale_rank_zero_output import StaleRankZeroOutput
+from onnx_lint.rules.ol002_dim_param_mismatch import DimParamMismatch
+from onnx_lint.rules.ol003_untyped_after_shape_inference import UntypedAfterShapeInference
+from onnx_lint.rules.ol004_stale_output_rank import StaleOutputRank
+from onnx_lint.rules.ol005_stale_value_info import StaleValueInfo
+from onnx_lint.rules.ol006_stale_element_type import StaleElementType
+from onnx_lint.rules.ol007_underivable_output_shape import UnderivableOutputShape
+from onnx_lint.rules.ol101_negative_dim_value import NegativeDimValue
+
+ALL_RULES: tuple[Rule, ...] = (
+    UnreadableModel(),
+    StaleRankZeroOutput(),
+    DimParamMismatch(),
+    UntypedAfterShapeInference(),
+    StaleOutputRank(),
+    StaleValueInfo(),
+    StaleElementType(),
+    UnderivableOutputShape(),
+    NegativeDimValue(),
+)
+RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
+
+
+def get_rule(code_or_name: str) -> Rule | None:
+    """A rule by code (``OL001``, any case) or kebab-case name."""
+    key = code_or_name.strip()
+    rule = RULES_BY_CODE.get(key.upper())
+    if rule is not None:
+        return rule
+    return next((r for r in ALL_RULES if r.name == key.lower()), None)
