@@ -7,6 +7,7 @@ of the lint result.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -20,6 +21,7 @@ from onnx_lint.diagnostics import Diagnostic
 CACHE_DIR_NAME = ".onnx-lint-cache"
 
 
+@functools.lru_cache(maxsize=1)
 def _onnx_version() -> str:
     """onnx's version without importing onnx: a cache hit must not pay for that import."""
     try:

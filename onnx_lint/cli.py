@@ -253,28 +253,58 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _run_jobs(jobs: list[Job], requested: int) -> list:
+    """Answer cache hits here (no onnx import), then lint the misses, in worker processes if asked."""
+    results: dict[int, object] = {}
+    misses: list[int] = []
+    for i, job in enumerate(jobs):
+        hit = cached_result(job)
+        if hit is None:
+            misses.append(i)
+        else:
+            results[i] = hit
     workers = requested if requested > 0 else (os.cpu_count() or 1)
-    workers = max(1, min(workers, len(jobs)))
+    workers = max(1, min(workers, len(misses)))
     if workers == 1:
-        return [process_job(job) for job in jobs]
-    import multiprocessing
+        for i in misses:
+            results[i] = process_job(jobs[i])
+    else:
+        import multiprocessing
 
-    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return list(pool.map(process_job, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
+        fork = sys.platform.startswith("linux")
+        if fork:  # import once here: forked workers inherit it instead of each paying for it
+            import onnx_lint.fixer  # noqa: F401
+            import onnx_lint.rules.registry  # noqa: F401
+        context = multiprocessing.get_context("fork" if fork else "spawn")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            chunk = max(1, len(misses) // (workers * 8))
+            for i, result in zip(misses, pool.map(process_job, [jobs[i] for i in misses], chunksize=chunk)):
+                results[i] = result
+    return [results[i] for i in range(len(jobs))]
+
+
+def _cache(job: Job):
+    from onnx_lint.cache import LintCache
+
+    return LintCache(job.cache_root, job.fingerprint + repr(sorted(job.enabled))) if job.cache_root else None
+
+
+def cached_result(job: Job):
+    """The file's result from the cache, or None when it must be linted (or has something to fix)."""
+    from onnx_lint.file_result import FileResult
+
+    cache = _cache(job)
+    cached = cache.get(job.path, job.display) if cache is not None else None
+    if cached is None or ((job.fix or job.diff) and any(d.fixable for d in cached)):
+        return None
+    return FileResult(job.path, job.display, cached, unreadable=any(d.code == "OL000" for d in cached))
 
 
 def process_job(job: Job):
-    """Lint one file (from the cache where possible), then fix or diff it as asked."""
-    from onnx_lint.cache import LintCache
+    """Lint one file that the cache could not answer, then fix or diff it as asked."""
     from onnx_lint.file_result import FileResult
 
     enabled = job.enabled.__contains__
-    cache = LintCache(job.cache_root, job.fingerprint + repr(sorted(job.enabled))) if job.cache_root else None
-    if cache is not None:
-        cached = cache.get(job.path, job.display)
-        if cached is not None and not ((job.fix or job.diff) and any(d.fixable for d in cached)):
-            return FileResult(job.path, job.display, cached, unreadable=any(d.code == "OL000" for d in cached))
+    cache = _cache(job)
     # Only a cache miss pays for onnx and the rules.
     from onnx_lint.errors import FixError
     from onnx_lint.fixer import plan_fix, text_diff, write_fix

@@ -97,6 +97,8 @@ class Settings:
         Globs are relative to the configuration file's folder (the working
         folder without one), so a config means the same from wherever it runs.
         """
+        if not self.per_file_ignores:
+            return  # the common case: no path resolution for every file and rule
         folder = self.source.parent if self.source else Path.cwd()
         relative = _relative_posix(Path(file), folder)
         for pattern, codes in self.per_file_ignores:
