@@ -109,9 +109,7 @@ class OnnxLintServer(LanguageServer):
     async def outcome(self, path: Path) -> Outcome:
         """The current outcome for a file: from the cache, or from a lint already running, or a new lint."""
         while True:
-            task = self.lints.get(path)
-            if task is None or task.done():
-                task = self.start_lint(path)
+            task = self.lint_soon(path)
             try:
                 return await asyncio.shield(task)
             except asyncio.CancelledError:
@@ -119,10 +117,10 @@ class OnnxLintServer(LanguageServer):
                     continue  # superseded by a newer lint of the same file: wait for that one
                 raise
 
-    def outcome_soon(self, path: Path) -> None:
+    def lint_soon(self, path: Path) -> asyncio.Task:
+        """The lint of a file that is running, or a new one (a finished task may hold an old outcome)."""
         task = self.lints.get(path)
-        if task is None or task.done():
-            self.start_lint(path)
+        return task if task is not None and not task.done() else self.start_lint(path)
 
     def start_lint(self, path: Path) -> asyncio.Task:
         """Start linting a file now; a lint of it still running is stale and is stopped."""
@@ -313,17 +311,13 @@ class OnnxLintServer(LanguageServer):
         try:
             result = await worker.call(jobs.quantize_job, str(path), str(output), merged,
                                        on_event=lambda e: self._report_progress(token, e) if progress else None)
-        except JobFailed as exc:
-            cancelled = str(exc).startswith("cancelled")
-            message = "quantize cancelled; nothing was written" if cancelled else str(exc)
-            self._end_progress(progress, token, message)
-            if not cancelled:
-                self.tell(message, lsp.MessageType.Error)
-            raise JsonRpcException(message, code=REQUEST_CANCELLED if cancelled else REQUEST_FAILED) from None
-        except WorkerCrashed as exc:
-            cancelled = watcher is not None and watcher.done() and watcher.result()
-            message = ("quantize cancelled; nothing was written" if cancelled else
-                       f"{path}: ONNX Runtime crashed while quantizing ({exc}); nothing was written")
+        except (JobFailed, WorkerCrashed) as exc:
+            if isinstance(exc, JobFailed):
+                cancelled, problem = str(exc).startswith("cancelled"), str(exc)
+            else:  # killed by the cancel watcher after its grace period, or a real crash
+                cancelled = watcher is not None and watcher.done() and watcher.result()
+                problem = f"{path}: ONNX Runtime crashed while quantizing ({exc}); nothing was written"
+            message = "quantize cancelled; nothing was written" if cancelled else problem
             self._end_progress(progress, token, message)
             if not cancelled:
                 self.tell(message, lsp.MessageType.Error)
@@ -467,7 +461,7 @@ def create_server() -> OnnxLintServer:
         else:
             tracked.open_file = True
         if ls.pull_mode:
-            ls.outcome_soon(path)  # the client pulls next: have the answer ready
+            ls.lint_soon(path)  # the client pulls next: have the answer ready
         elif ls.settings.lint_on_open or is_view:
             await ls.refresh(path)
 
@@ -529,9 +523,9 @@ def create_server() -> OnnxLintServer:
         fixable = [d for d in outcome.diagnostics if d.fixable]
         if _wants(only, lsp.CodeActionKind.QuickFix):
             for diagnostic in fixable:
-                lsp_diagnostic = to_lsp(diagnostic, model_uri, view, ls.utf16())
                 if asked and diagnostic.key() not in asked:
                     continue
+                lsp_diagnostic = to_lsp(diagnostic, model_uri, view, ls.utf16())
                 if not asked and not _range_overlaps(lsp_diagnostic.range, params.range):
                     continue
                 title = f"Fix {diagnostic.code} ({diagnostic.name}) at {diagnostic.location.display()}"
