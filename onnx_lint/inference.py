@@ -24,6 +24,8 @@ from onnx_lint.shapes import TensorInfo, tensor_info
 ENGINE_ONNX = "onnx"
 ENGINE_PINNED = "onnx, dynamic dims pinned"
 ENGINE_SYMBOLIC = "onnxruntime-symbolic"
+# Each round of the symbolic engine restarts after one batch of dim merges; real models need a few.
+MAX_SYMBOLIC_ROUNDS = 64
 ENGINE_SCHEMA = "onnx-lint type propagation"
 
 # Initializers above this many elements never hold shape data; inference sees them as inputs.
@@ -275,8 +277,15 @@ def run_symbolic_inference(model: onnx.ModelProto) -> onnx.ModelProto | str:
             return "needs opset 7 or newer"
         engine = SymbolicShapeInference(2**31 - 1, True, False, 0)
         engine._preprocess(model)
-        while engine.run_:
+        for _ in range(MAX_SYMBOLIC_ROUNDS):
+            merges = dict(engine.suggested_merge_)
             engine._infer_impl()
+            if not engine.run_:
+                break
+            if engine.suggested_merge_ == merges:  # ONNX Runtime's own loop would never end here
+                return "made no progress (an untyped value it cannot merge); stopped"
+        else:
+            return f"did not converge in {MAX_SYMBOLIC_ROUNDS} rounds; stopped"
         engine._update_output_from_vi()
         return engine.out_mp_
     except Exception as exc:

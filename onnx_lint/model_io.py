@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -61,13 +62,16 @@ def read_model(path: str | os.PathLike[str]) -> LoadedModel:
     path = Path(path)
     shown = str(path)
     try:
-        size = path.stat().st_size
+        info = path.stat()
     except FileNotFoundError:
-        raise ModelLoadError(shown, "no such file") from None
+        raise ModelLoadError(shown, "no such file" + (" (a broken symbolic link)" if path.is_symlink() else "")) from None
     except OSError as exc:
         raise ModelLoadError(shown, f"cannot read file: {exc.strerror or exc}") from None
-    if path.is_dir():
+    if stat.S_ISDIR(info.st_mode):
         raise ModelLoadError(shown, "is a folder, not a model file")
+    if not stat.S_ISREG(info.st_mode):  # a FIFO or a device would block or never end
+        raise ModelLoadError(shown, "is not a regular file (a FIFO, socket or device); refusing to read it")
+    size = info.st_size
     if size == 0:
         raise ModelLoadError(shown, "empty file (0 bytes), not an ONNX model")
     if size > MAX_PROTO_BYTES:
@@ -91,6 +95,11 @@ def parse_model(data: bytes, shown: str) -> onnx.ModelProto:
     try:
         model = onnx.ModelProto.FromString(data)
     except DecodeError:
+        depth = subgraph_nesting(data)
+        if depth >= PROTOBUF_DEPTH_LIMIT:
+            raise ModelLoadError(
+                shown, f"subgraphs are nested more than {PROTOBUF_DEPTH_LIMIT} protobuf levels deep; "
+                "protobuf refuses to parse such a file") from None
         raise ModelLoadError(
             shown, "not a valid ONNX protobuf (truncated or corrupt file, or not an ONNX model)"
         ) from None
@@ -101,6 +110,66 @@ def parse_model(data: bytes, shown: str) -> onnx.ModelProto:
     if model.ir_version <= 0:
         raise ModelLoadError(shown, "not an ONNX model: ir_version is missing")
     return model
+
+
+# upb's default recursion limit, in message levels; each nested If/Loop body costs three.
+PROTOBUF_DEPTH_LIMIT = 100
+# Only the fields that lead from a model to its subgraphs: message kind -> {field number: child kind}.
+_NESTING_FIELDS = {"model": {7: "graph"}, "graph": {1: "node"}, "node": {5: "attribute"},
+                   "attribute": {6: "graph", 11: "graph"}}
+_MAX_SCANNED_FIELDS = 5_000_000
+
+
+def subgraph_nesting(data: bytes) -> int:
+    """How many message levels deep the graph/node/attribute chain goes, read from the wire format.
+
+    Run only when protobuf refused the bytes, to tell a too-deep model from a corrupt one.
+    Stops (returning what it saw) at the first malformed field.
+    """
+    view = memoryview(data)
+    deepest = 0
+    scanned = 0
+    stack = [("model", 0, len(data), 1)]
+    while stack:
+        kind, pos, end, depth = stack.pop()
+        deepest = max(deepest, depth)
+        children = _NESTING_FIELDS[kind]
+        while pos < end:
+            scanned += 1
+            if scanned > _MAX_SCANNED_FIELDS:
+                return deepest
+            key, pos = _varint(view, pos, end)
+            if key is None:
+                break
+            number, wire = key >> 3, key & 7
+            if wire == 0:
+                _, pos = _varint(view, pos, end)
+                if pos is None:
+                    break
+            elif wire in (1, 5):
+                pos += 8 if wire == 1 else 4
+            elif wire == 2:
+                length, pos = _varint(view, pos, end)
+                if length is None or pos + length > end:
+                    break
+                if number in children:
+                    stack.append((children[number], pos, pos + length, depth + 1))
+                pos += length
+            else:
+                break
+    return deepest
+
+
+def _varint(view: memoryview, pos: int, end: int) -> tuple[int | None, int | None]:
+    value = shift = 0
+    while pos < end and shift < 64:
+        byte = view[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+    return None, None
 
 
 def _supported_opsets() -> dict[str, int]:
@@ -122,6 +191,9 @@ def validate_model(model: onnx.ModelProto, path: Path, scopes: list[GraphScope] 
         )
     supported = _supported_opsets()
     for opset in model.opset_import:
+        if opset.version < 1:
+            raise ModelLoadError(shown, f"opset {opset.domain or 'ai.onnx'} version {opset.version} is not "
+                                 "a valid version (versions start at 1)")
         limit = supported.get(opset.domain)
         if limit is not None and opset.version > limit:
             domain = opset.domain or "ai.onnx"
@@ -133,16 +205,87 @@ def validate_model(model: onnx.ModelProto, path: Path, scopes: list[GraphScope] 
     if model.ir_version >= 3 and not model.opset_import:
         raise ModelLoadError(shown, "not a usable ONNX model: it imports no opset")
     scopes = scopes if scopes is not None else list(iter_scopes(model))
-    check_initializer_dims(scopes, shown)
+    check_initializers(scopes, shown)
+    check_single_assignment(scopes, shown)
     return check_external_data(scopes, path)
 
 
-def check_initializer_dims(scopes: list[GraphScope], shown: str) -> None:
-    """A tensor with a negative dim cannot exist: nothing about such a model means anything."""
+# The typed field that holds a tensor's values when it has no raw_data, for the types that map 1:1.
+_TYPED_FIELDS = {
+    onnx.TensorProto.FLOAT: "float_data", onnx.TensorProto.DOUBLE: "double_data",
+    onnx.TensorProto.INT32: "int32_data", onnx.TensorProto.INT64: "int64_data",
+    onnx.TensorProto.STRING: "string_data", onnx.TensorProto.BOOL: "int32_data",
+    onnx.TensorProto.UINT8: "int32_data", onnx.TensorProto.INT8: "int32_data",
+}
+
+
+def check_initializers(scopes: list[GraphScope], shown: str) -> None:
+    """Refuse initializers that cannot exist: a negative dim, or data of the wrong size.
+
+    Such a tensor makes every derived shape meaningless and ONNX Runtime refuses
+    the model. Only lengths are compared; external data is checked by ``os.stat``.
+    """
     for scope in scopes:
         for init in scope.graph.initializer:
             if any(d < 0 for d in init.dims):
                 raise ModelLoadError(shown, f"initializer '{init.name}' has a negative dim {list(init.dims)}")
+            if init.data_location == onnx.TensorProto.EXTERNAL or init.HasField("segment"):
+                continue
+            problem = _data_size_problem(init)
+            if problem:
+                raise ModelLoadError(shown, f"initializer '{init.name}' {problem}")
+
+
+def _data_size_problem(tensor: onnx.TensorProto) -> str | None:
+    count = 1
+    for d in tensor.dims:
+        count *= d
+    dims = list(tensor.dims)
+    if tensor.HasField("raw_data"):
+        size = _element_size(tensor.data_type)
+        held = len(tensor.raw_data)  # a transient copy of one tensor at most
+        if size is not None and held != count * size:
+            return f"holds {held} bytes of data but dims {dims} need {count * size}"
+        return None
+    field_name = _TYPED_FIELDS.get(tensor.data_type)
+    if field_name is None:
+        return None
+    held = len(getattr(tensor, field_name))
+    if held != count:
+        return f"holds {held} values but dims {dims} need {count}"
+    return None
+
+
+def check_single_assignment(scopes: list[GraphScope], shown: str) -> None:
+    """Refuse graphs that define a tensor name twice (ONNX requires single assignment).
+
+    With two definitions every analysis would have to guess which one a reader
+    sees; ONNX Runtime refuses such a model. An initializer that is also a graph
+    input (IR < 4 style) is a default value, not a second definition.
+    """
+    for scope in scopes:
+        graph = scope.graph
+        inputs = [v.name for v in graph.input]
+        inits = [t.name for t in graph.initializer]
+        outputs = [o for node in graph.node for o in node.output if o]
+        produced = set(outputs)
+        if (len(produced) == len(outputs) and len(set(inputs)) == len(inputs) and len(set(inits)) == len(inits)
+                and produced.isdisjoint(inputs) and produced.isdisjoint(inits)):
+            continue
+        kinds: dict[str, str] = {}
+        for kind, names in (("a graph input", inputs), ("an initializer", inits)):
+            for name in names:
+                if kinds.get(name) == kind:
+                    raise ModelLoadError(shown, f"{scope.path} defines '{name}' twice as {kind}")
+                kinds.setdefault(name, kind)
+        for node in graph.node:
+            for out in node.output:
+                if out and out in kinds:
+                    raise ModelLoadError(
+                        shown, f"{scope.path} defines tensor '{out}' twice: as {kinds[out]} and as an "
+                        f"output of node '{node.name or node.op_type}' (ONNX requires each name once)")
+                if out:
+                    kinds[out] = f"an output of node '{node.name or node.op_type}'"
 
 
 def check_cycles(scopes: list[GraphScope], shown: str) -> None:
@@ -199,6 +342,8 @@ def check_external_data(scopes: list[GraphScope], path: Path) -> list[str]:
         where = f"tensor '{tensor.name}'"
         if not location:
             raise ModelLoadError(shown, f"{where} uses external data but names no file")
+        if "\0" in location:
+            raise ModelLoadError(shown, f"refusing {where}: external data location contains a NUL byte")
         if os.path.isabs(location) or location.startswith(("/", "\\")) or (len(location) > 1 and location[1] == ":"):
             raise ModelLoadError(
                 shown, f"refusing {where}: external data location '{location}' is an absolute path"
@@ -210,14 +355,14 @@ def check_external_data(scopes: list[GraphScope], path: Path) -> list[str]:
             )
         target = folder / location
         resolved = target.resolve()
-        if folder not in resolved.parents:
+        if resolved != folder and folder not in resolved.parents:
             raise ModelLoadError(
                 shown,
                 f"refusing {where}: external data location '{location}' resolves outside the "
                 "model folder (symbolic link)",
             )
         try:
-            stat = resolved.stat()
+            found = resolved.stat()
         except OSError:
             raise ModelLoadError(shown, f"{where}: external data file '{location}' is missing") from None
         if not resolved.is_file():
@@ -237,10 +382,10 @@ def check_external_data(scopes: list[GraphScope], path: Path) -> list[str]:
                     count *= d
                 length = count * size
         needed = offset + (length or 0)
-        if stat.st_size < needed:
+        if found.st_size < needed:
             raise ModelLoadError(
                 shown,
-                f"{where}: external data file '{location}' has {stat.st_size} bytes but the "
+                f"{where}: external data file '{location}' has {found.st_size} bytes but the "
                 f"tensor needs bytes {offset}..{needed}",
             )
         if location not in locations:
