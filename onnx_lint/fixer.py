@@ -39,12 +39,44 @@ class FixPlan:
     notes: list[str] = field(default_factory=list)
 
 
+# A fix can make another one possible (a corrected output lets inference type what it could not):
+# like ruff, fix again until nothing new is fixable, a few rounds at most.
+MAX_FIX_ROUNDS = 4
+
+
 def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequence[Rule],
              enabled: Enabled, only: set[tuple] | None = None) -> FixPlan | None:
-    """Apply the fixable diagnostics (or the ``only`` keys) in memory and re-lint; ``None`` if nothing changes."""
+    """Apply the fixable diagnostics (or the ``only`` keys) in memory and re-lint; ``None`` if nothing changes.
+
+    When ``only`` is not given, fixes that the first ones make possible are applied too,
+    so that fixing the result again finds nothing to do.
+    """
     chosen = [d for d in diagnostics if d.fixable and (only is None or d.key() in only)]
-    if not chosen:
+    applied: list[Diagnostic] = []
+    attempted: set[tuple] = set()
+    current, relint = ctx, list(diagnostics)
+    for _round in range(MAX_FIX_ROUNDS):
+        if not chosen:
+            break
+        step = _fix_round(current, chosen, rules, enabled)
+        if step is None:
+            break
+        current, relint = step
+        applied.extend(chosen)
+        attempted.update(d.key() for d in chosen)
+        if only is not None:
+            break
+        chosen = [d for d in relint if d.fixable and d.key() not in attempted]
+    if not applied:
         return None
+    for diagnostic in applied:
+        diagnostic.fix.applied = True  # type: ignore[union-attr]
+    return FixPlan(applied, current.loaded.data, relint)
+
+
+def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule],
+               enabled: Enabled) -> tuple[LintContext, list[Diagnostic]] | None:
+    """One round: apply ``chosen`` to a copy and lint it; the new context and its findings (None: no change)."""
     fixed = ctx.loaded.fresh_copy()
     for diagnostic in chosen:
         for edit in diagnostic.fix.edits:  # type: ignore[union-attr]
@@ -71,9 +103,7 @@ def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequenc
     if again:
         raise FixError(f"{ctx.file}: the {again[0].code} fix did not converge "
                        f"({again[0].location.display()}: {again[0].message}); nothing was written")
-    for diagnostic in chosen:
-        diagnostic.fix.applied = True  # type: ignore[union-attr]
-    return FixPlan(chosen, data, relint)
+    return relint_ctx, relint
 
 
 def _checker_error(path: Path) -> str | None:

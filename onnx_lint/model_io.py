@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,9 +20,8 @@ from google.protobuf.message import DecodeError
 
 from onnx_lint.errors import FixError, ModelLoadError
 from onnx_lint.graphs import GraphScope, cyclic_nodes, iter_scopes
+from onnx_lint.model_file import stat_model_file
 
-# Protobuf refuses messages above 2 GiB; a bigger file cannot hold a model in one message.
-MAX_PROTO_BYTES = 2**31 - 1
 
 
 @dataclass
@@ -61,25 +59,7 @@ def read_model(path: str | os.PathLike[str]) -> LoadedModel:
     """Read and validate a model file; ``ModelLoadError`` names what is wrong."""
     path = Path(path)
     shown = str(path)
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise ModelLoadError(shown, "no such file" + (" (a broken symbolic link)" if path.is_symlink() else "")) from None
-    except OSError as exc:
-        raise ModelLoadError(shown, f"cannot read file: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise ModelLoadError(shown, "is a folder, not a model file")
-    if not stat.S_ISREG(info.st_mode):  # a FIFO or a device would block or never end
-        raise ModelLoadError(shown, "is not a regular file (a FIFO, socket or device); refusing to read it")
-    size = info.st_size
-    if size == 0:
-        raise ModelLoadError(shown, "empty file (0 bytes), not an ONNX model")
-    if size > MAX_PROTO_BYTES:
-        raise ModelLoadError(
-            shown,
-            f"file is {size / 2**30:.1f} GiB; an ONNX protobuf cannot exceed 2 GiB "
-            "(store the weights as external data)",
-        )
+    stat_model_file(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -425,6 +405,9 @@ class StagedWrite:
         except OSError as exc:
             self._discard()
             raise FixError(f"{self.target}: could not write the fixed model: {exc.strerror or exc}") from None
+        except BaseException:  # Ctrl-C mid-write: __exit__ will not run for a failed __enter__
+            self._discard()
+            raise
         return self.temp
 
     def commit(self) -> None:

@@ -58,7 +58,10 @@ def main(argv: list[str]) -> int:
     try:
         return run(args)
     except OnnxLintError as exc:
-        print(f"onnx-lint: error: {exc}", file=sys.stderr)
+        message = str(exc)
+        if args.model not in message:  # every failure names the file
+            message = f"{args.model}: {message}"
+        print(f"onnx-lint: error: {message}", file=sys.stderr)
         return getattr(exc, "exit_code", 2)
     except KeyboardInterrupt:
         print("onnx-lint: interrupted; nothing was written", file=sys.stderr)

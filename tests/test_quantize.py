@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -175,6 +176,22 @@ def test_runtime_crash_while_validating_becomes_an_error(tmp_path, monkeypatch, 
     err = capsys.readouterr().err
     assert code == 2 and "crash" in err and "SIGABRT" in err
     assert not (tmp_path / "q.onnx").exists()
+
+
+def test_runtime_abort_in_a_real_process_is_exit_2_with_a_message(tmp_path):
+    """The validation child really aborts (tests/aborting_runtime): the CLI names it and writes nothing."""
+    import os
+
+    source = tmp_path / "seed.onnx"
+    onnx.save(defects.weakly_typed_mlp(), source)
+    site = Path(__file__).parent / "aborting_runtime"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "-q", cwd=tmp_path, env=env)
+    assert run.code == 2, run.err
+    error = run.err.strip().splitlines()[-1]
+    assert error.startswith(f"onnx-lint: error: {source}: ") and "SIGABRT" in error, run.err
+    assert "Traceback" not in run.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["seed.onnx"]
 
 
 def test_real_published_model_mtcnn_quantizes(tmp_path):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import uuid
 from dataclasses import dataclass
@@ -27,8 +28,9 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from onnx_lint import __version__
 from onnx_lint.diagnostics import Diagnostic
-from onnx_lint.errors import ConfigError
+from onnx_lint.errors import ConfigError, ModelLoadError
 from onnx_lint.file_result import unreadable_diagnostic
+from onnx_lint.model_file import stat_model_file
 from onnx_lint.rules import ALL_RULES, get_rule
 from onnx_lint.server import jobs
 from onnx_lint.server.convert import to_lsp, view_model_path, view_uri
@@ -136,6 +138,11 @@ class OnnxLintServer(LanguageServer):
             enabled = self.enabled(path)
         except ConfigError as exc:
             return Outcome("config-error", (), [unreadable_diagnostic(str(path), f"configuration error: {exc}")])
+        try:  # refuse what stat alone can refuse: hashing a FIFO would block, a 2 GiB file would crawl
+            stat_model_file(path)
+        except ModelLoadError as exc:
+            problem_id = hashlib.blake2b(exc.problem.encode(), digest_size=10).hexdigest()  # a result id per problem
+            return Outcome(problem_id, enabled, [unreadable_diagnostic(str(path), exc.problem)])
         stat = stat_key(path)
         if stat is None:
             return Outcome("missing", enabled, [unreadable_diagnostic(str(path), "no such file (or not readable)")])
@@ -218,6 +225,23 @@ class OnnxLintServer(LanguageServer):
 
     def _push(self, uri: str, diagnostics: list[lsp.Diagnostic]) -> None:
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+
+    def forget_if_unused(self, tracked: Tracked, dropped_view: bool) -> None:
+        """Let go of what a closed file held, so a long session's memory stays bounded.
+
+        A closed view drops its text (the largest thing an outcome holds); a file
+        nobody has open loses its entry and its lint task (a running one is
+        stopped). Outcomes stay in the bounded cache for a quick re-open.
+        """
+        task = self.lints.get(tracked.path)
+        if dropped_view and task is not None and task.done() and not task.cancelled() and not task.exception():
+            task.result().view = None
+        if tracked.open_file or tracked.open_view or tracked.pulled:
+            return
+        del self.tracked[tracked.path]
+        task = self.lints.pop(tracked.path, None)
+        if task is not None and not task.done():
+            task.cancel()
 
     def clear(self, uri: str) -> None:
         if not self.pull_mode:
@@ -451,7 +475,9 @@ def create_server() -> OnnxLintServer:
         ls.relint_all()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-    async def did_open(ls: OnnxLintServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    def did_open(ls: OnnxLintServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        # Synchronous, like did_close: an async handler starts a loop turn late, so a quick
+        # open-then-close would be tracked in the wrong order and leave the file marked open.
         path, is_view = model_path(params.text_document.uri)
         if path is None:
             return
@@ -463,7 +489,7 @@ def create_server() -> OnnxLintServer:
         if ls.pull_mode:
             ls.lint_soon(path)  # the client pulls next: have the answer ready
         elif ls.settings.lint_on_open or is_view:
-            await ls.refresh(path)
+            asyncio.ensure_future(ls.refresh(path))
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: OnnxLintServer, params: lsp.DidSaveTextDocumentParams) -> None:
@@ -482,9 +508,9 @@ def create_server() -> OnnxLintServer:
             tracked.open_view = False
         else:
             tracked.open_file = False
+        tracked.pulled = False  # a client pulls for open documents only
         ls.clear(params.text_document.uri)
-        if not (tracked.open_file or tracked.open_view or tracked.pulled):
-            del ls.tracked[tracked.path]
+        ls.forget_if_unused(tracked, dropped_view=is_view)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: OnnxLintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
