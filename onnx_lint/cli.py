@@ -85,7 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_version()
         return _cmd_check(args)
     except OnnxLintError as exc:
-        print(f"onnx-lint: error: {exc}", file=sys.stderr)
+        from onnx_lint.formats.text import terminal_safe
+
+        print(f"onnx-lint: error: {terminal_safe(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("onnx-lint: interrupted", file=sys.stderr)
@@ -362,9 +364,11 @@ def _report(args: argparse.Namespace, results: list, root: Path, file_count: int
         Path(args.output_file).write_text(text)
     else:
         sys.stdout.write(text)
+    from onnx_lint.formats.text import terminal_safe
+
     for r in results:
         for message in r.internal_errors:
-            print(f"onnx-lint: error: {message}", file=sys.stderr)
+            print(f"onnx-lint: error: {terminal_safe(message)}", file=sys.stderr)
     if fmt in ("full", "concise") and not args.quiet and not args.statistics:
         summary = _summary(remaining, fixed, file_count, args)
         print(summary, file=sys.stderr if args.output_file else sys.stdout)

@@ -20,7 +20,8 @@ SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 TENSOR_ATTRIBUTE_OPS = frozenset({"Constant", "ConstantOfShape"})
 STANDARD_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml"})
 _SPECIAL_OPS = SUBGRAPH_OPS | TENSOR_ATTRIBUTE_OPS
-_SEGMENT = re.compile(r"node\[(\d+)\]/([A-Za-z0-9_]+)(?:\[(\d+)\])?")
+# An attribute name may hold any character but the path's own separators (model_io refuses those).
+_SEGMENT = re.compile(r"node\[(\d+)\]/([^/\[\]]+)(?:\[(\d+)\])?")
 
 
 @dataclass

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+import warnings
 from dataclasses import dataclass, field
 
 import onnx
@@ -276,17 +277,19 @@ def run_symbolic_inference(model: onnx.ModelProto) -> onnx.ModelProto | str:
         if not opset or opset < 7:
             return "needs opset 7 or newer"
         engine = SymbolicShapeInference(2**31 - 1, True, False, 0)
-        engine._preprocess(model)
-        for _ in range(MAX_SYMBOLIC_ROUNDS):
-            merges = dict(engine.suggested_merge_)
-            engine._infer_impl()
-            if not engine.run_:
-                break
-            if engine.suggested_merge_ == merges:  # ONNX Runtime's own loop would never end here
-                return "made no progress (an untyped value it cannot merge); stopped"
-        else:
-            return f"did not converge in {MAX_SYMBOLIC_ROUNDS} rounds; stopped"
-        engine._update_output_from_vi()
+        with warnings.catch_warnings():  # numpy overflow warnings on huge dims are noise to a user
+            warnings.simplefilter("ignore")
+            engine._preprocess(model)
+            for _ in range(MAX_SYMBOLIC_ROUNDS):
+                merges = dict(engine.suggested_merge_)
+                engine._infer_impl()
+                if not engine.run_:
+                    break
+                if engine.suggested_merge_ == merges:  # ONNX Runtime's own loop would never end here
+                    return "made no progress (an untyped value it cannot merge); stopped"
+            else:
+                return f"did not converge in {MAX_SYMBOLIC_ROUNDS} rounds; stopped"
+            engine._update_output_from_vi()
         return engine.out_mp_
     except Exception as exc:
         message = _first_line(exc)

@@ -186,7 +186,7 @@ def validate_model(model: onnx.ModelProto, path: Path, scopes: list[GraphScope] 
         raise ModelLoadError(shown, "not a usable ONNX model: it imports no opset")
     scopes = scopes if scopes is not None else list(iter_scopes(model))
     check_initializers(scopes, shown)
-    check_single_assignment(scopes, shown)
+    check_names(model, scopes, shown)
     return check_external_data(scopes, path)
 
 
@@ -200,20 +200,22 @@ _TYPED_FIELDS = {
 
 
 def check_initializers(scopes: list[GraphScope], shown: str) -> None:
-    """Refuse initializers that cannot exist: a negative dim, or data of the wrong size.
+    """Refuse tensors (initializers, sparse parts, Constant values) that cannot exist: a negative dim,
+    or data of the wrong size.
 
     Such a tensor makes every derived shape meaningless and ONNX Runtime refuses
     the model. Only lengths are compared; external data is checked by ``os.stat``.
     """
-    for scope in scopes:
-        for init in scope.graph.initializer:
-            if any(d < 0 for d in init.dims):
-                raise ModelLoadError(shown, f"initializer '{init.name}' has a negative dim {list(init.dims)}")
-            if init.data_location == onnx.TensorProto.EXTERNAL or init.HasField("segment"):
-                continue
-            problem = _data_size_problem(init)
-            if problem:
-                raise ModelLoadError(shown, f"initializer '{init.name}' {problem}")
+    initializers = {id(t) for scope in scopes for t in scope.graph.initializer}
+    for tensor in iter_tensors(scopes):
+        what = f"initializer '{tensor.name}'" if id(tensor) in initializers else f"constant tensor '{tensor.name}'"
+        if any(d < 0 for d in tensor.dims):
+            raise ModelLoadError(shown, f"{what} has a negative dim {list(tensor.dims)}")
+        if tensor.data_location == onnx.TensorProto.EXTERNAL or tensor.HasField("segment"):
+            continue
+        problem = _data_size_problem(tensor)
+        if problem:
+            raise ModelLoadError(shown, f"{what} {problem}")
 
 
 def _data_size_problem(tensor: onnx.TensorProto) -> str | None:
@@ -236,18 +238,42 @@ def _data_size_problem(tensor: onnx.TensorProto) -> str | None:
     return None
 
 
-def check_single_assignment(scopes: list[GraphScope], shown: str) -> None:
-    """Refuse graphs that define a tensor name twice (ONNX requires single assignment).
+def check_names(model: onnx.ModelProto, scopes: list[GraphScope], shown: str) -> None:
+    """Refuse names that are not valid UTF-8 and graphs that define a name twice.
 
-    With two definitions every analysis would have to guess which one a reader
-    sees; ONNX Runtime refuses such a model. An initializer that is also a graph
+    Protobuf hands a string field with invalid UTF-8 to Python as ``bytes``;
+    every lookup by name would then miss. ONNX requires single assignment: with
+    two definitions every analysis would have to guess which one a reader sees,
+    and ONNX Runtime refuses the model. An initializer that is also a graph
     input (IR < 4 style) is a default value, not a second definition.
     """
+    _check_text(shown, "the model's header", [model.producer_name, model.producer_version, model.domain]
+                + [o.domain for o in model.opset_import] + [p.key for p in model.metadata_props])
     for scope in scopes:
         graph = scope.graph
         inputs = [v.name for v in graph.input]
         inits = [t.name for t in graph.initializer]
-        outputs = [o for node in graph.node for o in node.output if o]
+        # One pass over the nodes (each field access costs; this is most of the check's time). Node
+        # inputs are not read: a valid one is one of these names, an invalid one is never looked up.
+        texts: list = []
+        outputs: list = []
+        add, extend = texts.append, outputs.extend
+        for node in graph.node:
+            add(node.op_type)
+            add(node.domain)
+            add(node.name)
+            extend(node.output)
+        _check_text(shown, scope.path, inputs, inits, outputs, texts, [v.name for v in graph.output],
+                    [v.name for v in graph.value_info])
+        if "" in outputs:  # an omitted optional output defines nothing
+            outputs = [o for o in outputs if o]
+        if scope.owner_node is not None:  # the attribute names that make up this scope's path
+            names = [a.name for a in scope.owner_node.attribute]
+            _check_text(shown, scope.path, names)
+            odd = next((n for n in names if not n or any(c in n for c in "/[]")), None)
+            if odd is not None:
+                raise ModelLoadError(shown, f"{scope.path}: a graph attribute is named '{odd}'; "
+                                     "names with '/', '[' or ']' (or none) cannot be addressed")
         produced = set(outputs)
         if (len(produced) == len(outputs) and len(set(inputs)) == len(inputs) and len(set(inits)) == len(inits)
                 and produced.isdisjoint(inputs) and produced.isdisjoint(inits)):
@@ -266,6 +292,14 @@ def check_single_assignment(scopes: list[GraphScope], shown: str) -> None:
                         f"output of node '{node.name or node.op_type}' (ONNX requires each name once)")
                 if out:
                     kinds[out] = f"an output of node '{node.name or node.op_type}'"
+
+
+def _check_text(shown: str, where: str, *groups: list) -> None:
+    """All of ``groups`` are ``str``; else name the first that protobuf gave back as bytes."""
+    for group in groups:
+        if bytes in set(map(type, group)):
+            bad = next(v for v in group if isinstance(v, bytes))
+            raise ModelLoadError(shown, f"{where} has a name that is not valid UTF-8: {bad!r}")
 
 
 def check_cycles(scopes: list[GraphScope], shown: str) -> None:

@@ -61,7 +61,9 @@ def main(argv: list[str]) -> int:
         message = str(exc)
         if args.model not in message:  # every failure names the file
             message = f"{args.model}: {message}"
-        print(f"onnx-lint: error: {message}", file=sys.stderr)
+        from onnx_lint.formats.text import terminal_safe
+
+        print(f"onnx-lint: error: {terminal_safe(message)}", file=sys.stderr)
         return getattr(exc, "exit_code", 2)
     except KeyboardInterrupt:
         print("onnx-lint: interrupted; nothing was written", file=sys.stderr)

@@ -160,7 +160,8 @@ def _deep_nesting(folder: Path, levels: int = 300) -> Path:
 
 
 def _invalid_utf8(folder: Path) -> Path:
-    return _write(folder, "invalid_utf8.onnx", _stale().SerializeToString().replace(b"MatMul_0", b"Mat\xff\xfe_0"))
+    """Protobuf hands invalid UTF-8 in a string field to Python as bytes, not as an error."""
+    return _write(folder, "invalid_utf8.onnx", _stale().SerializeToString().replace(b"MatMul_0", b"Mat\xff\xfel_0"))
 
 
 def _over_2gib(folder: Path) -> Path:
@@ -221,6 +222,24 @@ def _negative_offset(folder: Path) -> Path:
     return _external(folder, "negative_offset.onnx", "w.bin", offset="-16")
 
 
+def _constant_reshape() -> onnx.ModelProto:
+    shape = h.make_node("Constant", [], ["shape"], value=numpy_helper.from_array(np.array([-1, 4], np.int64)))
+    return _model([shape, h.make_node("Reshape", ["X", "shape"], ["Y"])], [_vi("X", [2, 4])], [_vi("Y", [2, 4])])
+
+
+def _resize_constant(model: onnx.ModelProto, count: int) -> None:
+    """Give the first Constant's tensor ``count`` elements of dims but keep its single value."""
+    node = next(n for n in model.graph.node if n.op_type == "Constant")
+    tensor = node.attribute[0].t
+    tensor.name = "shape"
+    del tensor.dims[:]
+    tensor.dims.append(count)
+    if tensor.HasField("raw_data"):
+        tensor.ClearField("raw_data")
+    del tensor.int64_data[:]
+    tensor.int64_data.append(-1)
+
+
 CASES: list[Case] = [
     # not a model
     Case("empty", "empty file", lambda f: _write(f, "empty.onnx", b"")),
@@ -233,7 +252,15 @@ CASES: list[Case] = [
     Case("node-proto", "not", lambda f: _write(f, "node.onnx", h.make_node("Relu", ["x"], ["y"]).SerializeToString())),
     Case("text-file", "not", lambda f: _write(f, "readme.onnx", b"this is not a model\n" * 20)),
     Case("no-graph", "no graph", lambda f: _write(f, "no_graph.onnx", onnx.ModelProto(ir_version=8).SerializeToString())),
-    Case("invalid-utf8-name", "not a valid ONNX protobuf", _invalid_utf8),
+    Case("invalid-utf8-node-name", "not valid UTF-8", _invalid_utf8),
+    Case("invalid-utf8-op-type", "not valid UTF-8", lambda f: _write(f, "invalid_utf8_op.onnx", _model(
+        [h.make_node("Relu", ["X"], ["Y"])], [_vi("X", [3])], [_vi("Y", [])]).SerializeToString().replace(
+        b"Relu", b"Re\xffu"))),
+    Case("corrupt-length", "not a valid ONNX protobuf", lambda f: _write(
+        f, "corrupt_length.onnx", _stale().SerializeToString().replace(b"MatMul_0", b"MatMul0"))),
+    Case("invalid-utf8-domain", "not valid UTF-8", lambda f: _write(
+        f, "invalid_utf8_domain.onnx", _field(1, 8) + _field(7, _stale().graph.SerializeToString())
+        + _field(8, _field(1, b"com.\xfe") + _field(2, 1)) + _field(8, _field(2, 17)))),
     Case("deeply-nested-subgraphs", "nested more than 100 protobuf levels", _deep_nesting),
     Case("over-2-gib", "cannot exceed 2 GiB", _over_2gib),
     Case("fifo", "not a regular file", _fifo),
@@ -261,6 +288,10 @@ CASES: list[Case] = [
           lambda m: (m.graph.initializer[0].ClearField("dims"), m.graph.initializer[0].dims.extend([10**9] * 3))),
     _case("initializer-short-raw-data", "holds 7 bytes of data but dims [4, 5] need 80", _healthy,
           lambda m: setattr(m.graph.initializer[0], "raw_data", b"\0" * 7)),
+    _case("constant-mis-sized", "constant tensor 'shape' holds 1 values but dims [300000000] need 300000000",
+          lambda: _constant_reshape(), lambda m: _resize_constant(m, 300_000_000)),
+    _case("subgraph-attribute-with-a-slash", "cannot be addressed", defects.if_branch_stale,
+          lambda m: setattr(m.graph.node[0].attribute[0], "name", "then/branch")),
     _case("initializer-typed-data-count", "holds 3 values but dims [2, 2] need 4", _healthy,
           lambda m: m.graph.initializer.append(T(name="extra", dims=[2, 2], data_type=T.INT64, int64_data=[1, 2, 3]))),
     # hostile or broken external data

@@ -7,7 +7,6 @@ shell would; the processes run in parallel so the whole corpus stays quick.
 from __future__ import annotations
 
 import os
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,7 +187,3 @@ def test_negative_dims_get_their_own_rule_and_a_safe_fix(cli, tmp_path, case):
     for value in list(model.graph.input) + list(model.graph.output):
         assert all(d.dim_value >= 0 for d in value.type.tensor_type.shape.dim)
     onnx.checker.check_model(model, full_check=True)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(pytest.main([__file__]))

@@ -269,3 +269,23 @@ def test_junit_survives_characters_xml_cannot_hold(root):
     assert failure.get("message") == "bad <&> \\x07"
     empty = ET.fromstring(render([], "junit", root=root, rule_docs=DOCS))
     assert empty.get("tests") == "0" and empty.get("failures") == "0"
+
+
+def test_escape_sequences_in_model_names_never_reach_the_terminal(cli, tmp_path):
+    """A hostile model names its output with an ANSI 'clear screen': text output escapes it, JSON keeps it."""
+    import onnx
+
+    from examples import defects
+
+    model = defects.stale_rank0_output()
+    hostile = "Y\x1b[2J\x1b]0;pwned\x07"
+    model.graph.output[0].name = hostile
+    model.graph.node[0].output[0] = hostile
+    path = tmp_path / "hostile.onnx"
+    onnx.save(model, path)
+    for fmt in ("full", "concise"):
+        run = cli("check", str(path), "--output-format", fmt)
+        assert "\x1b" not in run.out and "\x07" not in run.out
+        assert "Y\\x1b[2J\\x1b]0;pwned\\x07" in run.out
+    [finding] = cli("check", str(path), "--output-format", "json").json()
+    assert finding["location"]["tensor"] == hostile

@@ -13,7 +13,7 @@ import onnx
 import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
-from lsp_support import (SERVER, WAIT_S, code_actions, diagnostics_for, execute, fresh_diagnostics, open_binary,
+from lsp_support import (SERVER, WAIT_S, code_actions, diagnostics_for, execute, open_binary,
                          pull, pull_capabilities, push_capabilities, start)
 from pytest_lsp import LanguageClient
 

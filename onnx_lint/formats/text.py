@@ -11,11 +11,20 @@ from onnx_lint.diagnostics import Diagnostic
 if TYPE_CHECKING:
     from onnx_lint.formats import RuleDoc
 
+# C0 and C1 control characters: a name in a hostile model could hold an escape sequence that
+# rewrites the user's terminal (or hides a finding). Text output shows them as \xNN.
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character escaped, fit to print on a terminal."""
+    return text.translate(_CONTROL)
+
 
 def _head(d: Diagnostic) -> str:
     marker = "[*] " if d.fixable else ""
     where = d.location.display()
-    return f"{d.file}:{where}: {d.code} {marker}{d.message}"
+    return terminal_safe(f"{d.file}:{where}: {d.code} {marker}{d.message}")
 
 
 def render_concise(diagnostics: list[Diagnostic], *, root: Path, rule_docs: Mapping[str, RuleDoc]) -> str:
@@ -34,7 +43,7 @@ def render_full(diagnostics: list[Diagnostic], *, root: Path, rule_docs: Mapping
             detail += f", derived by {d.engine}"
         lines.append(f"  | {detail}")
         for note in d.notes:
-            lines.append(f"  | {note}")
+            lines.append(f"  | {terminal_safe(note)}")
         if d.fix is not None and d.fix.applied:
             lines.append("  = fixed")
         elif d.fixable:
