@@ -265,10 +265,10 @@ class LintContext:
         result: dict[str, list[str]] = {}
         for scope in self.scopes:
             values = self.oracle.values(scope.path)
-            graph = scope.graph
-            if self.oracle.inferred_entries(scope.path) >= sum(len(node.output) for node in graph.node):
+            outputs = scope.scan().outputs
+            if self.oracle.inferred_entries(scope.path) >= len(outputs):
                 continue  # every node output has an entry (the common, healthy case)
-            missing = [out for node in scope.graph.node for out in node.output if out and out not in values]
+            missing = [out for out in outputs if out and out not in values]
             if missing:
                 result[scope.path] = missing
         return result

@@ -253,17 +253,11 @@ def check_names(model: onnx.ModelProto, scopes: list[GraphScope], shown: str) ->
         graph = scope.graph
         inputs = [v.name for v in graph.input]
         inits = [t.name for t in graph.initializer]
-        # One pass over the nodes (each field access costs; this is most of the check's time). Node
-        # inputs are not read: a valid one is one of these names, an invalid one is never looked up.
-        texts: list = []
-        outputs: list = []
-        add, extend = texts.append, outputs.extend
-        for node in graph.node:
-            add(node.op_type)
-            add(node.domain)
-            add(node.name)
-            extend(node.output)
-        _check_text(shown, scope.path, inputs, inits, outputs, texts, [v.name for v in graph.output],
+        # The node names come from the scope's one pass. Node inputs are not read: a valid one is
+        # one of the names checked here, and an invalid one is never looked up.
+        scan = scope.scan()
+        outputs = scan.outputs
+        _check_text(shown, scope.path, inputs, inits, outputs, scan.texts, [v.name for v in graph.output],
                     [v.name for v in graph.value_info])
         if "" in outputs:  # an omitted optional output defines nothing
             outputs = [o for o in outputs if o]

@@ -3,7 +3,8 @@
 ``draw_model`` turns Hypothesis choices into model bytes: a seed model from
 ``examples.defects`` with a few random mutations of its declarations (dims,
 ranks, element types, value_info), of its computation (attributes, op types,
-inputs) or of its raw bytes. ``check_properties`` runs the real engine on it,
+inputs) and, one time in four, of its raw bytes (which is how invalid UTF-8
+names and corrupt lengths are reached). ``check_properties`` runs the real engine on it,
 the same path ``onnx-lint check --fix`` takes, and asserts:
 
 1. no uncaught exception and no internal error, whatever the input;
@@ -137,11 +138,11 @@ def draw_model(draw) -> tuple[str, bytes]:
     model = SEEDS[seed]()
     for mutation in draw(st.lists(st.sampled_from(MUTATIONS), min_size=1, max_size=4)):
         mutation(model, draw)
-    data = model.SerializeToString()
-    if draw(st.integers(0, 9)) == 0:  # one example in ten: damage the bytes themselves
-        position = draw(st.integers(0, len(data) - 1))
-        data = data[:position] + bytes([draw(st.integers(0, 255))]) + data[position + 1:]
-    return seed, data
+    data = bytearray(model.SerializeToString())
+    if draw(st.integers(0, 3)) == 0:  # one example in four: damage one to three bytes themselves
+        for _ in range(draw(st.integers(1, 3))):
+            data[draw(st.integers(0, len(data) - 1))] = draw(st.integers(0, 255))
+    return seed, bytes(data)
 
 
 # -- the properties --------------------------------------------------------------------------------
