@@ -19,6 +19,7 @@ import onnx
 import onnx.shape_inference
 
 from onnx_lint.graphs import ROOT, scopes_at
+from onnx_lint.limits import engine_headroom, memory_ceiling
 from onnx_lint.model_io import LoadedModel
 from onnx_lint.shapes import TensorInfo, tensor_info
 
@@ -82,16 +83,31 @@ def strip_model(model: onnx.ModelProto, paths: list[str]) -> None:
 
 
 def run_onnx_inference(model: onnx.ModelProto, strict: bool = False) -> onnx.ModelProto:
-    """ONNX's C++ inference with data propagation; large models through the path API."""
+    """ONNX's C++ inference with data propagation; large models through the path API.
+
+    Runs under a memory ceiling; if data propagation runs out of it (a huge 1-D
+    tensor can ask for a dim per element), inference runs again without it.
+    """
+    headroom = engine_headroom(model.ByteSize())
+    try:
+        with memory_ceiling(headroom):
+            return _onnx_inference(model, strict, data_prop=True)
+    except MemoryError:
+        with memory_ceiling(headroom):
+            return _onnx_inference(model, strict, data_prop=False)
+
+
+def _onnx_inference(model: onnx.ModelProto, strict: bool, data_prop: bool) -> onnx.ModelProto:
     if model.ByteSize() < 2**31 - 1:
-        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=strict, data_prop=True)
+        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=strict, data_prop=data_prop)
     import tempfile
     from pathlib import Path
 
     with tempfile.TemporaryDirectory(prefix="onnx-lint-") as tmp:
         src, dst = Path(tmp, "in.onnx"), Path(tmp, "out.onnx")
         onnx.save_model(model, src)
-        onnx.shape_inference.infer_shapes_path(str(src), str(dst), check_type=False, strict_mode=strict, data_prop=True)
+        onnx.shape_inference.infer_shapes_path(str(src), str(dst), check_type=False, strict_mode=strict,
+                                               data_prop=data_prop)
         return onnx.load_model(dst, load_external_data=False)
 
 
@@ -277,7 +293,7 @@ def run_symbolic_inference(model: onnx.ModelProto) -> onnx.ModelProto | str:
         if not opset or opset < 7:
             return "needs opset 7 or newer"
         engine = SymbolicShapeInference(2**31 - 1, True, False, 0)
-        with warnings.catch_warnings():  # numpy overflow warnings on huge dims are noise to a user
+        with memory_ceiling(engine_headroom(model.ByteSize())), warnings.catch_warnings():  # numpy's overflow warnings are noise to a user
             warnings.simplefilter("ignore")
             engine._preprocess(model)
             for _ in range(MAX_SYMBOLIC_ROUNDS):
@@ -291,6 +307,8 @@ def run_symbolic_inference(model: onnx.ModelProto) -> onnx.ModelProto | str:
                 return f"did not converge in {MAX_SYMBOLIC_ROUNDS} rounds; stopped"
             engine._update_output_from_vi()
         return engine.out_mp_
+    except MemoryError:
+        return "ran out of memory (a dim too large to compute with); stopped"
     except Exception as exc:
         message = _first_line(exc)
         return message if message == type(exc).__name__ else f"{type(exc).__name__}: {message}"

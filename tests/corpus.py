@@ -441,6 +441,10 @@ EDGE_CASES: list[EdgeCase] = [
     _edge("old-ir-without-opset", {"OL007"}, _healthy,
           lambda m: (setattr(m, "ir_version", 2), m.ClearField("opset_import"))),
     _edge("duplicate-opset-domain", {"OL001"}, _stale, lambda m: m.opset_import.append(h.make_opsetid("", 13))),
+    # Found by the fuzzer: onnx's data propagation asks for a dim per element of a cast 1-D tensor
+    # (about 140 GB here); the engines' memory ceiling turns that into a rerun without it.
+    _edge("cast-of-a-billion-element-input", {"OL002", "OL006"}, lambda: _model(
+        [h.make_node("Cast", ["X"], ["Y"], to=T.INT64)], [_vi("X", [10**9])], [_vi("Y", [3])])),
     _edge("empty-names", {"OL007"}, lambda: _model([h.make_node("Relu", ["X"], [""])], [_vi("X", [3])], [_vi("", [])])),
 ]
 # Readable but invalid: reported by their own rule (OL101), fixable.
