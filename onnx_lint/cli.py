@@ -327,7 +327,7 @@ def process_job(job: Job):
                 d.fix.applied = False  # type: ignore[union-attr]
             result.diff = text_diff(ctx.loaded, plan.data, job.display)
             return result
-        result.notes.extend(write_fix(ctx.loaded, plan, runtime_check=job.runtime_check))
+        result.notes.extend(plan.notes + write_fix(ctx.loaded, plan, runtime_check=job.runtime_check))
         result.written = True
         # What remains is what the re-lint of the fixed model found.
         result.diagnostics = plan.applied + plan.relint
@@ -356,9 +356,10 @@ def _report(args: argparse.Namespace, results: list, root: Path, file_count: int
         out_lines.append(_statistics(remaining))
     else:
         out_lines.append(render(shown, fmt, root=root, rule_docs=_rule_docs()))
-    for r in results:
-        if r.diff:
-            out_lines.append(r.diff)
+    if any(r.diff for r in results):
+        from onnx_lint.formats.text import terminal_safe
+
+        out_lines.extend(terminal_safe(r.diff, keep_layout=True) for r in results if r.diff)
     text = "".join(out_lines)
     if args.output_file:
         Path(args.output_file).write_text(text)

@@ -54,11 +54,19 @@ def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequenc
     chosen = [d for d in diagnostics if d.fixable and (only is None or d.key() in only)]
     applied: list[Diagnostic] = []
     attempted: set[tuple] = set()
+    notes: list[str] = []
     current, relint = ctx, list(diagnostics)
-    for _round in range(MAX_FIX_ROUNDS):
+    for round_number in range(MAX_FIX_ROUNDS):
         if not chosen:
             break
-        step = _fix_round(current, chosen, rules, enabled)
+        try:
+            step = _fix_round(current, chosen, rules, enabled, settled=attempted)
+        except FixError as exc:
+            if round_number == 0:
+                raise
+            # A follow-on fix failed: the rounds before it stand on their own.
+            notes.append(f"a follow-on fix was not applied: {exc}")
+            break
         if step is None:
             break
         current, relint = step
@@ -71,12 +79,15 @@ def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequenc
         return None
     for diagnostic in applied:
         diagnostic.fix.applied = True  # type: ignore[union-attr]
-    return FixPlan(applied, current.loaded.data, relint)
+    return FixPlan(applied, current.loaded.data, relint, notes)
 
 
-def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule],
-               enabled: Enabled) -> tuple[LintContext, list[Diagnostic]] | None:
-    """One round: apply ``chosen`` to a copy and lint it; the new context and its findings (None: no change)."""
+def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule], enabled: Enabled,
+               settled: set[tuple]) -> tuple[LintContext, list[Diagnostic]] | None:
+    """One round: apply ``chosen`` to a copy and lint it; the new context and its findings (None: no change).
+
+    Neither ``chosen`` nor what earlier rounds ``settled`` may be fixable afterwards.
+    """
     fixed = ctx.loaded.fresh_copy()
     for diagnostic in chosen:
         for edit in diagnostic.fix.edits:  # type: ignore[union-attr]
@@ -96,7 +107,7 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
     relint, errors = run_rules(relint_ctx, rules, enabled)
     if errors:
         raise FixError(errors[0])
-    fixed_keys = {d.key() for d in chosen}
+    fixed_keys = settled | {d.key() for d in chosen}
     # A finding may stay (an OL003 root with some tensors no schema types), but it must have
     # nothing left to fix: otherwise the edits did not take and fixing again would loop.
     again = [d for d in relint if d.key() in fixed_keys and d.fixable]

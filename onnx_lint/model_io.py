@@ -224,10 +224,10 @@ def _data_size_problem(tensor: onnx.TensorProto) -> str | None:
         count *= d
     dims = list(tensor.dims)
     if tensor.HasField("raw_data"):
-        size = _element_size(tensor.data_type)
+        needed = raw_size(tensor.data_type, count)
         held = len(tensor.raw_data)  # a transient copy of one tensor at most
-        if size is not None and held != count * size:
-            return f"holds {held} bytes of data but dims {dims} need {count * size}"
+        if needed is not None and held != needed:
+            return f"holds {held} bytes of data but dims {dims} need {needed}"
         return None
     field_name = _TYPED_FIELDS.get(tensor.data_type)
     if field_name is None:
@@ -321,17 +321,23 @@ def iter_tensors(scopes: list[GraphScope]) -> Iterator[onnx.TensorProto]:
                     yield from attr.tensors
 
 
-def _element_size(data_type: int) -> int | None:
+# Types whose elements pack into less than a byte: raw data holds ceil(count * bits / 8) bytes.
+_SUB_BYTE_BITS = {getattr(onnx.TensorProto, name): bits
+                  for name, bits in (("INT4", 4), ("UINT4", 4), ("FLOAT4E2M1", 4), ("INT2", 2), ("UINT2", 2))
+                  if hasattr(onnx.TensorProto, name)}
+
+
+def raw_size(data_type: int, count: int) -> int | None:
+    """Bytes that ``count`` elements of ``data_type`` take as raw data; None if not fixed (strings)."""
+    bits = _SUB_BYTE_BITS.get(data_type)
+    if bits is not None:
+        return (count * bits + 7) // 8
+    if data_type == onnx.TensorProto.STRING:
+        return None
     try:
-        np_type = onnx.helper.tensor_dtype_to_np_dtype(data_type)
+        return count * onnx.helper.tensor_dtype_to_np_dtype(data_type).itemsize
     except (KeyError, ValueError, TypeError):
         return None
-    if data_type in (onnx.TensorProto.STRING,):
-        return None
-    bits = {onnx.TensorProto.INT4: 4, onnx.TensorProto.UINT4: 4}.get(data_type)
-    if bits is not None:
-        return None
-    return np_type.itemsize
 
 
 def check_external_data(scopes: list[GraphScope], path: Path) -> list[str]:
@@ -383,12 +389,10 @@ def check_external_data(scopes: list[GraphScope], path: Path) -> list[str]:
         if offset < 0 or (length is not None and length < 0):
             raise ModelLoadError(shown, f"{where}: negative external data offset or length")
         if length is None:
-            size = _element_size(tensor.data_type)
-            if size is not None:
-                count = 1
-                for d in tensor.dims:
-                    count *= d
-                length = count * size
+            count = 1
+            for d in tensor.dims:
+                count *= d
+            length = raw_size(tensor.data_type, count)
         needed = offset + (length or 0)
         if found.st_size < needed:
             raise ModelLoadError(

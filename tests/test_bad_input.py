@@ -187,3 +187,24 @@ def test_negative_dims_get_their_own_rule_and_a_safe_fix(cli, tmp_path, case):
     for value in list(model.graph.input) + list(model.graph.output):
         assert all(d.dim_value >= 0 for d in value.type.tensor_type.shape.dim)
     onnx.checker.check_model(model, full_check=True)
+
+
+def test_sub_byte_tensors_are_sized_by_their_packing(cli, tmp_path):
+    """FLOAT4E2M1 and INT4 pack two values a byte: three of them take two bytes, and that is valid."""
+    import ml_dtypes
+    import numpy as np
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    weights = [numpy_helper.from_array(np.zeros(3, ml_dtypes.float4_e2m1fn), "F4"),
+               numpy_helper.from_array(np.zeros(3, ml_dtypes.int4), "I4")]
+    graph = h.make_graph([h.make_node("Identity", ["F4"], ["Y"]), h.make_node("Identity", ["I4"], ["Z"])], "packed",
+                         [], [h.make_tensor_value_info("Y", T.FLOAT4E2M1, [3]),
+                              h.make_tensor_value_info("Z", T.INT4, [3])], weights)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 23)], ir_version=11)
+    onnx.checker.check_model(model, full_check=True)
+    path = tmp_path / "packed.onnx"
+    onnx.save(model, path)
+    run = cli("check", str(path), "--output-format", "json")
+    assert run.code == 0 and run.json() == [], run.out

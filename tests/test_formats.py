@@ -289,3 +289,5 @@ def test_escape_sequences_in_model_names_never_reach_the_terminal(cli, tmp_path)
         assert "Y\\x1b[2J\\x1b]0;pwned\\x07" in run.out
     [finding] = cli("check", str(path), "--output-format", "json").json()
     assert finding["location"]["tensor"] == hostile
+    diff = cli("check", str(path), "--diff").out
+    assert "\x1b" not in diff and "Y\\x1b[2J" in diff and "\n+" in diff

@@ -14,11 +14,12 @@ if TYPE_CHECKING:
 # C0 and C1 control characters: a name in a hostile model could hold an escape sequence that
 # rewrites the user's terminal (or hides a finding). Text output shows them as \xNN.
 _CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
+_CONTROL_BUT_LAYOUT = {c: e for c, e in _CONTROL.items() if chr(c) not in "\n\t"}
 
 
-def terminal_safe(text: str) -> str:
-    """``text`` with every control character escaped, fit to print on a terminal."""
-    return text.translate(_CONTROL)
+def terminal_safe(text: str, keep_layout: bool = False) -> str:
+    """``text`` with every control character escaped (but newlines and tabs if ``keep_layout``)."""
+    return text.translate(_CONTROL_BUT_LAYOUT if keep_layout else _CONTROL)
 
 
 def _head(d: Diagnostic) -> str:

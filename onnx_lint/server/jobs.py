@@ -78,7 +78,7 @@ def fix_job(path: str, enabled: list[str], only: list[list] | None, runtime_chec
     if plan is None:
         return {"written": False, "fixed": [], "notes": [],
                 "diagnostics": [d.to_record() for d in result.diagnostics]}
-    notes = write_fix(ctx.loaded, plan, runtime_check=runtime_check)
+    notes = plan.notes + write_fix(ctx.loaded, plan, runtime_check=runtime_check)
     return {"written": True, "fixed": [d.to_record() for d in plan.applied], "notes": notes,
             "diagnostics": [d.to_record() for d in plan.relint]}
 

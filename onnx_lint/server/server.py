@@ -138,15 +138,16 @@ class OnnxLintServer(LanguageServer):
             enabled = self.enabled(path)
         except ConfigError as exc:
             return Outcome("config-error", (), [unreadable_diagnostic(str(path), f"configuration error: {exc}")])
+        stat = stat_key(path)
+        if stat is not None:
+            self.track(path).stat = stat  # recorded first, so polling sees a refused file change too
         try:  # refuse what stat alone can refuse: hashing a FIFO would block, a 2 GiB file would crawl
             stat_model_file(path)
         except ModelLoadError as exc:
             problem_id = hashlib.blake2b(exc.problem.encode(), digest_size=10).hexdigest()  # a result id per problem
             return Outcome(problem_id, enabled, [unreadable_diagnostic(str(path), exc.problem)])
-        stat = stat_key(path)
         if stat is None:
             return Outcome("missing", enabled, [unreadable_diagnostic(str(path), "no such file (or not readable)")])
-        self.track(path).stat = stat
         digest = self.cache.digest_at(path, stat)
         if digest is None:
             try:
