@@ -130,3 +130,26 @@ def test_a_fix_that_makes_another_possible_is_applied_in_the_same_run(cli, save)
     again = cli("check", str(path), "--fix", "--output-format", "json")
     assert not any(d["fix"] for d in again.json())
     assert path.read_bytes() == once
+
+
+def test_a_follow_on_fix_that_fails_keeps_the_fixes_before_it(cli, save, monkeypatch):
+    """If the second round cannot be proven, the first round's fixes are still written, and only those."""
+    model = defects.topk_untyped()
+    model.graph.output[0].name = "X"
+    next(a for a in model.graph.node[1].attribute if a.name == "to").i = 0
+    path = save(model)
+    real = fixer._fix_round
+    rounds = []
+
+    def second_round_fails(ctx, chosen, *args, **kwargs):
+        rounds.append([d.code for d in chosen])
+        if len(rounds) == 2:
+            raise fixer.FixError(f"{ctx.file}: forced failure")
+        return real(ctx, chosen, *args, **kwargs)
+
+    monkeypatch.setattr(fixer, "_fix_round", second_round_fails)
+    run = cli("check", str(path), "--fix", "--output-format", "json")
+    assert rounds == [["OL002"], ["OL003"]]
+    fixed = [d["code"] for d in run.json() if d["fix"] and d["fix"]["applied"]]
+    assert fixed == ["OL002"] and run.code in (0, 1)
+    assert output_dims(path) == [1, 3]
