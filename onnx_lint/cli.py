@@ -345,6 +345,7 @@ def process_job(job: Job):
 
 def _report(args: argparse.Namespace, results: list, root: Path, file_count: int) -> int:
     from onnx_lint.formats import render
+    from onnx_lint.formats.text import terminal_safe
 
     fmt = args.output_format or "full"
     diagnostics = [d for r in results for d in r.diagnostics]
@@ -356,17 +357,12 @@ def _report(args: argparse.Namespace, results: list, root: Path, file_count: int
         out_lines.append(_statistics(remaining))
     else:
         out_lines.append(render(shown, fmt, root=root, rule_docs=_rule_docs()))
-    if any(r.diff for r in results):
-        from onnx_lint.formats.text import terminal_safe
-
-        out_lines.extend(terminal_safe(r.diff, keep_layout=True) for r in results if r.diff)
+    out_lines.extend(terminal_safe(r.diff, keep_layout=True) for r in results if r.diff)
     text = "".join(out_lines)
     if args.output_file:
         Path(args.output_file).write_text(text)
     else:
         sys.stdout.write(text)
-    from onnx_lint.formats.text import terminal_safe
-
     for r in results:
         for message in r.internal_errors:
             print(f"onnx-lint: error: {terminal_safe(message)}", file=sys.stderr)

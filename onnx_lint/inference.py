@@ -11,6 +11,7 @@ messages) run lazily and only for the facts a rule asks about.
 from __future__ import annotations
 
 import logging
+import math
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -26,9 +27,9 @@ from onnx_lint.shapes import TensorInfo, tensor_info
 ENGINE_ONNX = "onnx"
 ENGINE_PINNED = "onnx, dynamic dims pinned"
 ENGINE_SYMBOLIC = "onnxruntime-symbolic"
+ENGINE_SCHEMA = "onnx-lint type propagation"
 # Each round of the symbolic engine restarts after one batch of dim merges; real models need a few.
 MAX_SYMBOLIC_ROUNDS = 64
-ENGINE_SCHEMA = "onnx-lint type propagation"
 
 # Initializers above this many elements never hold shape data; inference sees them as inputs.
 _INLINE_ELEMENTS = 4096
@@ -38,12 +39,6 @@ _STRICT_LINE = re.compile(r"\(op_type:([^,)]+)(?:, node name: ([^)]*))?\): (.*)"
 
 Key = tuple[str, str]  # (graph path, tensor name)
 
-
-def _element_count(tensor: onnx.TensorProto) -> int:
-    count = 1
-    for d in tensor.dims:
-        count *= d
-    return count
 
 
 def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str]) -> None:
@@ -55,7 +50,7 @@ def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str]) -> None:
         graph = scope.graph
         heavy = [
             i for i in graph.initializer
-            if i.data_location == onnx.TensorProto.EXTERNAL or _element_count(i) > _INLINE_ELEMENTS
+            if i.data_location == onnx.TensorProto.EXTERNAL or math.prod(i.dims) > _INLINE_ELEMENTS
         ]
         if not heavy:
             continue
@@ -88,17 +83,17 @@ def run_onnx_inference(model: onnx.ModelProto, strict: bool = False) -> onnx.Mod
     Runs under a memory ceiling; if data propagation runs out of it (a huge 1-D
     tensor can ask for a dim per element), inference runs again without it.
     """
-    headroom = engine_headroom(model.ByteSize())
+    size = model.ByteSize()
     try:
-        with memory_ceiling(headroom):
-            return _onnx_inference(model, strict, data_prop=True)
+        with memory_ceiling(engine_headroom(size)):
+            return _onnx_inference(model, size, strict, data_prop=True)
     except MemoryError:
-        with memory_ceiling(headroom):
-            return _onnx_inference(model, strict, data_prop=False)
+        with memory_ceiling(engine_headroom(size)):
+            return _onnx_inference(model, size, strict, data_prop=False)
 
 
-def _onnx_inference(model: onnx.ModelProto, strict: bool, data_prop: bool) -> onnx.ModelProto:
-    if model.ByteSize() < 2**31 - 1:
+def _onnx_inference(model: onnx.ModelProto, size: int, strict: bool, data_prop: bool) -> onnx.ModelProto:
+    if size < 2**31 - 1:
         return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=strict, data_prop=data_prop)
     import tempfile
     from pathlib import Path
@@ -293,8 +288,8 @@ def run_symbolic_inference(model: onnx.ModelProto) -> onnx.ModelProto | str:
         if not opset or opset < 7:
             return "needs opset 7 or newer"
         engine = SymbolicShapeInference(2**31 - 1, True, False, 0)
-        with memory_ceiling(engine_headroom(model.ByteSize())), warnings.catch_warnings():  # numpy's overflow warnings are noise to a user
-            warnings.simplefilter("ignore")
+        with memory_ceiling(engine_headroom(model.ByteSize())), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # numpy's overflow warnings on huge dims are noise to a user
             engine._preprocess(model)
             for _ in range(MAX_SYMBOLIC_ROUNDS):
                 merges = dict(engine.suggested_merge_)

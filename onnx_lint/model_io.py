@@ -8,6 +8,7 @@ model's folder is ever opened (SPEC 2.1, 9).
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import tempfile
 from collections.abc import Iterator
@@ -206,9 +207,8 @@ def check_initializers(scopes: list[GraphScope], shown: str) -> None:
     Such a tensor makes every derived shape meaningless and ONNX Runtime refuses
     the model. Only lengths are compared; external data is checked by ``os.stat``.
     """
-    initializers = {id(t) for scope in scopes for t in scope.graph.initializer}
-    for tensor in iter_tensors(scopes):
-        what = f"initializer '{tensor.name}'" if id(tensor) in initializers else f"constant tensor '{tensor.name}'"
+    for kind, tensor in iter_tensors(scopes):
+        what = f"{kind} '{tensor.name}'"
         if any(d < 0 for d in tensor.dims):
             raise ModelLoadError(shown, f"{what} has a negative dim {list(tensor.dims)}")
         if tensor.data_location == onnx.TensorProto.EXTERNAL or tensor.HasField("segment"):
@@ -219,9 +219,7 @@ def check_initializers(scopes: list[GraphScope], shown: str) -> None:
 
 
 def _data_size_problem(tensor: onnx.TensorProto) -> str | None:
-    count = 1
-    for d in tensor.dims:
-        count *= d
+    count = math.prod(tensor.dims)
     dims = list(tensor.dims)
     if tensor.HasField("raw_data"):
         needed = raw_size(tensor.data_type, count)
@@ -306,19 +304,22 @@ def check_cycles(scopes: list[GraphScope], shown: str) -> None:
             raise ModelLoadError(shown, f"{scope.path} has a dependency cycle through nodes {names}")
 
 
-def iter_tensors(scopes: list[GraphScope]) -> Iterator[onnx.TensorProto]:
-    """Every tensor that can carry external data: initializers and Constant values."""
+def iter_tensors(scopes: list[GraphScope]) -> Iterator[tuple[str, onnx.TensorProto]]:
+    """Every tensor that can carry data, with what messages call it: initializers, then the
+    parts of sparse initializers and the tensors of Constant-like nodes ("constant tensor")."""
     for scope in scopes:
-        yield from scope.graph.initializer
+        for tensor in scope.graph.initializer:
+            yield "initializer", tensor
         for sparse in scope.graph.sparse_initializer:
-            yield sparse.values
-            yield sparse.indices
+            yield "constant tensor", sparse.values
+            yield "constant tensor", sparse.indices
         for index in scope.special():
             for attr in scope.graph.node[index].attribute:
                 if attr.type == onnx.AttributeProto.TENSOR:
-                    yield attr.t
+                    yield "constant tensor", attr.t
                 elif attr.type == onnx.AttributeProto.TENSORS:
-                    yield from attr.tensors
+                    for tensor in attr.tensors:
+                        yield "constant tensor", tensor
 
 
 # Types whose elements pack into less than a byte: raw data holds ceil(count * bits / 8) bytes.
@@ -348,7 +349,7 @@ def check_external_data(scopes: list[GraphScope], path: Path) -> list[str]:
     shown = str(path)
     folder = path.resolve().parent
     locations: list[str] = []
-    for tensor in iter_tensors(scopes):
+    for _kind, tensor in iter_tensors(scopes):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
             continue
         info = {entry.key: entry.value for entry in tensor.external_data}
@@ -389,10 +390,7 @@ def check_external_data(scopes: list[GraphScope], path: Path) -> list[str]:
         if offset < 0 or (length is not None and length < 0):
             raise ModelLoadError(shown, f"{where}: negative external data offset or length")
         if length is None:
-            count = 1
-            for d in tensor.dims:
-                count *= d
-            length = raw_size(tensor.data_type, count)
+            length = raw_size(tensor.data_type, math.prod(tensor.dims))
         needed = offset + (length or 0)
         if found.st_size < needed:
             raise ModelLoadError(

@@ -12,6 +12,7 @@ weights would otherwise make the view hundreds of megabytes of numbers.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 
 import onnx
@@ -68,12 +69,6 @@ class ModelView:
         return cls(data["text"], {k: Anchor(*v) for k, v in data["anchors"].items()}, data["mapped"])
 
 
-def _elements(tensor: onnx.TensorProto) -> int:
-    count = 1
-    for d in tensor.dims:
-        count *= d
-    return count
-
 
 def _without_weights(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy whose large initializers print as a size note instead of their values."""
@@ -83,9 +78,9 @@ def _without_weights(model: onnx.ModelProto) -> onnx.ModelProto:
     while graphs:
         graph = graphs.pop()
         for tensor in graph.initializer:
-            if tensor.data_location == onnx.TensorProto.EXTERNAL or _elements(tensor) <= SHOWN_ELEMENTS:
+            if tensor.data_location == onnx.TensorProto.EXTERNAL or math.prod(tensor.dims) <= SHOWN_ELEMENTS:
                 continue
-            size = len(tensor.raw_data) if tensor.HasField("raw_data") else _elements(tensor)
+            size = len(tensor.raw_data) if tensor.HasField("raw_data") else math.prod(tensor.dims)
             unit = "bytes" if tensor.HasField("raw_data") else "values"
             for name in ("raw_data", "float_data", "int32_data", "int64_data", "double_data",
                          "uint64_data", "string_data"):
