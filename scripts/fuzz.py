@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -21,9 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from fuzzing import check_properties, draw_model  # noqa: E402
-from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from fuzzing import fuzz  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,32 +32,16 @@ def main(argv: list[str] | None = None) -> int:
 
     outcomes: Counter[str] = Counter()
     failing: list[bytes] = []
-
-    @settings(max_examples=args.examples, deadline=None, database=None, print_blob=True,
-              suppress_health_check=list(HealthCheck))
-    @given(st.data())
-    def one_example(data):
-        _seed, model = draw_model(data.draw)
-        with tempfile.TemporaryDirectory() as folder:
-            try:
-                outcomes[check_properties(Path(folder), model)] += 1
-            except BaseException:
-                failing.append(model)
-                raise
-        done = sum(outcomes.values())
-        if done % 500 == 0:
-            print(f"  {done} examples ...", file=sys.stderr, flush=True)
-
-    run = seed(args.seed)(one_example) if args.seed is not None else one_example
     started = time.perf_counter()
     try:
-        run()
+        fuzz(args.examples, outcomes, seed=args.seed, failing=failing, progress_every=500)
     except Exception as exc:
-        args.failures.mkdir(parents=True, exist_ok=True)
-        path = args.failures / f"{hashlib.sha256(failing[-1]).hexdigest()[:16]}.onnx"
-        path.write_bytes(failing[-1])
         print(f"FAILED after {sum(outcomes.values())} passing examples: {type(exc).__name__}: {exc}")
-        print(f"smallest failing model saved to {path}")
+        if failing:
+            args.failures.mkdir(parents=True, exist_ok=True)
+            path = args.failures / f"{hashlib.sha256(failing[-1]).hexdigest()[:16]}.onnx"
+            path.write_bytes(failing[-1])
+            print(f"smallest failing model saved to {path}")
         return 1
     elapsed = time.perf_counter() - started
     total = sum(outcomes.values())

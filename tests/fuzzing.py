@@ -21,11 +21,16 @@ Used by ``tests/test_fuzz.py`` (a bounded run in CI) and by ``scripts/fuzz.py``
 from __future__ import annotations
 
 import signal
+import sys
 import string
+import tempfile
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import onnx
+from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 from model_checks import checker_error, computation
 
@@ -190,3 +195,30 @@ def check_properties(folder: Path, data: bytes) -> str:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# -- the run -----------------------------------------------------------------------------------------
+def fuzz(examples: int, outcomes: Counter[str], *, derandomize: bool = False, seed: int | None = None,
+         failing: list[bytes] | None = None, progress_every: int = 0) -> None:
+    """Run the target on ``examples`` drawn models, counting what each came to in ``outcomes``.
+
+    Raises on the first failure, after Hypothesis has shrunk it; the bytes of every failing
+    model tried go to ``failing`` (the last is the smallest).
+    """
+
+    @settings(max_examples=examples, deadline=None, derandomize=derandomize, database=None, print_blob=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(st.data())
+    def one_example(data):
+        _seed, model = draw_model(data.draw)
+        with tempfile.TemporaryDirectory() as folder:
+            try:
+                outcomes[check_properties(Path(folder), model)] += 1
+            except BaseException:
+                if failing is not None:
+                    failing.append(model)
+                raise
+        if progress_every and sum(outcomes.values()) % progress_every == 0:
+            print(f"  {sum(outcomes.values())} examples ...", file=sys.stderr, flush=True)
+
+    (fixed_seed(seed)(one_example) if seed is not None else one_example)()
