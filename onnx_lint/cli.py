@@ -59,6 +59,10 @@ def _build_parser() -> argparse.ArgumentParser:
     lst = sub.add_parser("list-rules", help="list every rule")
     lst.add_argument("--output-format", choices=("text", "json"), default="text")
 
+    # Listed for --help only: main() hands these to their own modules (and parsers) before parsing.
+    sub.add_parser("quantize", add_help=False,
+                   help="repair, then quantize a model to INT8 + FP16 (`onnx-lint quantize --help`)")
+    sub.add_parser("server", add_help=False, help="run the language server over stdio (`onnx-lint server --help`)")
     sub.add_parser("version", help="print versions of onnx-lint and its engines")
     return parser
 
@@ -250,8 +254,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
     for raw in missing:
         results.append(FileResult(Path(raw), raw, [unreadable_diagnostic(raw, "no such file or folder")],
-                                  unreadable=True))
-    return _report(args, results, root, len(files))
+                                  unreadable=True, missing=True))
+    return _report(args, results, root)
 
 
 def _run_jobs(jobs: list[Job], requested: int) -> list:
@@ -343,7 +347,7 @@ def process_job(job: Job):
             f"{job.display}: internal error: {type(exc).__name__}: {exc}"])
 
 
-def _report(args: argparse.Namespace, results: list, root: Path, file_count: int) -> int:
+def _report(args: argparse.Namespace, results: list, root: Path) -> int:
     from onnx_lint.formats import render
     from onnx_lint.formats.text import terminal_safe
 
@@ -367,7 +371,7 @@ def _report(args: argparse.Namespace, results: list, root: Path, file_count: int
         for message in r.internal_errors:
             print(f"onnx-lint: error: {terminal_safe(message)}", file=sys.stderr)
     if fmt in ("full", "concise") and not args.quiet and not args.statistics:
-        summary = _summary(remaining, fixed, file_count, args)
+        summary = _summary(results, remaining, fixed, args)
         print(summary, file=sys.stderr if args.output_file else sys.stdout)
     if any(r.unreadable or r.internal_errors for r in results):
         return 2
@@ -379,23 +383,35 @@ def _report(args: argparse.Namespace, results: list, root: Path, file_count: int
 
 
 def _statistics(remaining: list) -> str:
-    counts = Counter((d.code, d.name, d.fixable) for d in remaining)
-    lines = [f"{n:>5}  {code}  {'[*]' if fixable else '   '}  {name}"
-             for (code, name, fixable), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+    """One row per rule, as ruff prints it: a rule whose fix is only sometimes available is still one row."""
+    counts = Counter((d.code, d.name) for d in remaining)
+    fixable = {d.code for d in remaining if d.fixable}
+    lines = [f"{n:>5}  {code}  {'[*]' if code in fixable else '   '}  {name}"
+             for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
     return "".join(line + "\n" for line in lines)
 
 
-def _summary(remaining: list, fixed: list, file_count: int, args: argparse.Namespace) -> str:
-    files = f"{file_count} file{'s' if file_count != 1 else ''}"
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def _summary(results: list, remaining: list, fixed: list, args: argparse.Namespace) -> str:
+    """``Found 3 problems in 2 of 5 files checked.``: files *with* problems out of the files looked at."""
+    checked = [r for r in results if not r.missing]
+    missing = len(results) - len(checked)
+    gone = f"; {_plural(missing, 'path')} {'does' if missing == 1 else 'do'} not exist" if missing else ""
+    if not checked:
+        return f"No .onnx files found{gone}."
     if not remaining and not fixed:
-        return f"All checks passed! ({files})"
-    parts = []
-    problems = len(remaining)
+        return f"All checks passed! ({_plural(len(checked), 'file')})"
+    problems = sum(1 for r in checked for d in r.remaining)
+    with_problems = sum(1 for r in checked if r.diagnostics or r.internal_errors)
+    where = f"in {with_problems} of {_plural(len(checked), 'file')} checked"
     if fixed:
-        parts.append(f"Found {problems + len(fixed)} problem{'s' if problems + len(fixed) != 1 else ''} "
-                     f"in {files} ({len(fixed)} fixed, {problems} remaining).")
+        total = problems + len(fixed)
+        parts = [f"Found {_plural(total, 'problem')} {where}: {len(fixed)} fixed, {problems} remaining{gone}."]
     else:
-        parts.append(f"Found {problems} problem{'s' if problems != 1 else ''} in {files}.")
+        parts = [f"Found {_plural(problems, 'problem')} {where}{gone}."]
     fixable = sum(1 for d in remaining if d.fixable)
     if fixable and not args.fix:
         parts.append(f"[*] {fixable} fixable with the `--fix` option.")

@@ -20,6 +20,7 @@ class FileResult:
     unreadable: bool = False
     internal_errors: list[str] = field(default_factory=list)
     written: bool = False
+    missing: bool = False  # a path on the command line that does not exist: named, but not a file checked
     diff: str | None = None
     notes: list[str] = field(default_factory=list)
 

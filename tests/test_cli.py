@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 import onnx
 import pytest
+from onnx import TensorProto, helper
 from conftest import run_process
 
 from examples import defects
@@ -34,7 +36,7 @@ def test_plain_invocation_lints_folders_recursively(cli, project):
     assert any(ln.startswith("models/rank0.onnx:graph/output[0] 'Y': OL001 [*] ") for ln in lines)
     assert any("models/nested/topk.onnx:graph/node[0] 'TopK_0' (TopK): OL003" in ln for ln in lines)
     assert "notes.txt" not in run.out
-    assert "Found 3 problems in 4 files." in run.out
+    assert "Found 3 problems in 3 of 4 files checked." in run.out
     assert "[*] 2 fixable with the `--fix` option." in run.out
 
 
@@ -113,6 +115,37 @@ def test_statistics_and_exit_zero(cli, project):
     assert "1  OL001  [*]  stale-rank-zero-output" in run.out
     assert "1  OL007       underivable-output-shape" in run.out
     assert cli("check", "models", "--exit-zero", cwd=project).code == 0
+
+
+def test_statistics_give_a_rule_one_row_whether_or_not_each_finding_is_fixable(cli, tmp_path):
+    """OL003's fix is available for a TopK model but not behind a custom operator: still one row."""
+    custom = helper.make_graph(
+        [helper.make_node("Foo", ["X"], ["T"], domain="my.custom"), helper.make_node("Relu", ["T"], ["Y"])], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])])
+    onnx.save(helper.make_model(custom, opset_imports=[helper.make_opsetid("", 21),
+                                                       helper.make_opsetid("my.custom", 1)], ir_version=10),
+              tmp_path / "custom.onnx")
+    onnx.save(defects.topk_untyped(), tmp_path / "topk.onnx")
+    rows = [ln for ln in cli("check", ".", "--statistics").out.splitlines() if "OL003" in ln]
+    assert rows == ["    2  OL003  [*]  untyped-after-shape-inference"]
+
+
+def test_summary_counts_files_with_problems_and_names_missing_paths(cli, project):
+    run = cli("check", "models/rank0.onnx", "models/healthy.onnx", "no/such.onnx", cwd=project)
+    assert run.code == 2
+    assert "Found 1 problem in 1 of 2 files checked; 1 path does not exist." in run.out
+    only_missing = cli("check", "no/such.onnx", cwd=project)
+    assert only_missing.code == 2 and "No .onnx files found; 1 path does not exist." in only_missing.out
+    (project / "empty").mkdir()
+    assert cli("check", "empty", cwd=project).out.strip() == "No .onnx files found."
+
+
+def test_help_lists_every_subcommand(cli):
+    done = subprocess.run([sys.executable, "-m", "onnx_lint", "--help"], capture_output=True, text=True)
+    assert done.returncode == 0
+    for command in ("check", "rule", "list-rules", "quantize", "server", "version"):
+        assert f"    {command}" in done.stdout, done.stdout
 
 
 def test_info_notes_alone_do_not_fail(cli, project):
@@ -198,4 +231,4 @@ def test_console_script_is_installed(tmp_path):
 def test_real_process_run_on_a_folder_with_fix(project):
     run = run_process("check", "models", "--fix", cwd=project)
     assert run.code == 0, run.out + run.err
-    assert "Found 3 problems in 4 files (2 fixed, 1 remaining)." in run.out
+    assert "Found 3 problems in 3 of 4 files checked: 2 fixed, 1 remaining." in run.out
