@@ -32,10 +32,11 @@ class TensorInfo:
 
 
 def elem_type_name(elem_type: int) -> str:
+    """The element type as ONNX's text syntax writes it (``float``, ``int64``, ``float16``)."""
     if not elem_type:
         return "untyped"
     try:
-        return onnx.TensorProto.DataType.Name(elem_type)
+        return onnx.TensorProto.DataType.Name(elem_type).lower()
     except ValueError:
         return f"type#{elem_type}"
 
@@ -63,24 +64,31 @@ def tensor_info(type_proto: onnx.TypeProto) -> TensorInfo | None:
 
 
 def format_dims(dims: tuple[Dim, ...] | None) -> str:
-    """``[batch, 4]``; ``?`` for an unknown dim; ``<unknown rank>`` without a shape."""
+    """Dims as in ONNX's text syntax: ``[batch, 4]``, ``?`` for an unknown dim.
+
+    Without a type in front, rank 0 and "no shape" are spelled out (``scalar``,
+    ``unknown rank``): ONNX writes them ``float`` and ``float[]``, which only read
+    right after a type name (``format_info``).
+    """
     if dims is None:
-        return "<unknown rank>"
+        return "unknown rank"
+    if not dims:
+        return "scalar"
     return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
 
 
 def format_info(info: TensorInfo | None) -> str:
+    """A tensor type in ONNX's text syntax, the notation of ``--diff`` and the textual view.
+
+    ``float[3, 5]``; ``float`` is a scalar (rank 0); ``float[]`` has no shape (rank unknown).
+    """
     if info is None:
         return "<no type>"
+    if info.dims is None:
+        return f"{info.type_name}[]"
+    if not info.dims:
+        return info.type_name
     return f"{info.type_name}{format_dims(info.dims)}"
-
-
-def is_concrete(dim: Dim) -> bool:
-    return isinstance(dim, int)
-
-
-def is_named(dim: Dim, named: frozenset[str]) -> bool:
-    return isinstance(dim, str) and dim in named
 
 
 def input_dim_names(graph: onnx.GraphProto) -> frozenset[str]:

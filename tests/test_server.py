@@ -189,13 +189,13 @@ async def test_describe_model_gives_the_model_view_its_data(client, tmp_path):
     summary = described["summary"]
     assert summary["producer"] == "onnx-lint-examples" and summary["irVersion"] == 8
     assert {"domain": "com.microsoft", "version": 1} in summary["opsets"] and summary["nodes"] == 4
-    assert summary["inputs"] == [{"name": "X", "declared": "FLOAT[batch, 16]"}]
-    assert summary["outputs"] == [{"name": "Y", "declared": "FLOAT[]", "derived": "FLOAT[batch, 8]",
+    assert summary["inputs"] == [{"name": "X", "declared": "float[batch, 16]"}]
+    assert summary["outputs"] == [{"name": "Y", "declared": "float", "derived": "float[batch, 8]",
                                    "engine": "onnxruntime-symbolic"}]  # onnx stops at the custom Gelu
     assert sorted(d["code"] for d in described["diagnostics"]) == ["OL001", "OL003"]
     await execute(client, "onnx-lint.fixAll", model.as_uri())
     after = await execute(client, "onnx-lint.describeModel", model.as_uri())
-    assert after["summary"]["outputs"][0]["declared"] == "FLOAT[batch, 8]" and after["diagnostics"] == []
+    assert after["summary"]["outputs"][0]["declared"] == "float[batch, 8]" and after["diagnostics"] == []
 
 
 async def test_text_view_of_an_unreadable_model_is_a_clear_error(client, tmp_path):
