@@ -1,8 +1,12 @@
-"""A per-file lint cache, like ruff's: keyed by path, size, mtime and settings.
+"""A per-file lint cache, like ruff's: keyed by path, file identity and settings.
 
-A hit skips parsing and inference entirely. External data files are part of
-the key (their size and mtime are re-checked), because their validity is part
-of the lint result.
+A hit skips parsing and inference entirely. The file's identity is what git's
+index uses: size, mtime, ctime and inode, so a same-size replacement with its
+mtime preserved (``cp -p``, ``rsync -t``) still misses. The engines that could
+run (onnx, and onnxruntime and sympy for the fallback engines) and their
+versions are part of the key: a verdict reached without an engine must not
+survive the engine's install. External data files are part of the key too
+(their identity is re-checked), because their validity is part of the result.
 """
 
 from __future__ import annotations
@@ -32,12 +36,35 @@ def _onnx_version() -> str:
         return onnx.__version__
 
 
-def _stat_key(path: Path) -> tuple[int, int] | None:
+# Optional engines: whether each can be imported decides which facts a lint can derive.
+OPTIONAL_ENGINES = ("onnxruntime", "sympy")
+
+
+@functools.lru_cache(maxsize=1)
+def engines_key() -> str:
+    """``onnxruntime=1.32.0|sympy=absent``: which optional engines can run, found without importing them."""
+    import importlib.util
+
+    parts = []
+    for name in OPTIONAL_ENGINES:
+        try:
+            importable = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):  # ValueError: sys.modules[name] is None (import blocked)
+            importable = False
+        try:
+            version = importlib.metadata.version(name) if importable else "absent"
+        except importlib.metadata.PackageNotFoundError:
+            version = "unversioned"
+        parts.append(f"{name}={version}")
+    return "|".join(parts)
+
+
+def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
     try:
         stat = path.stat()
     except OSError:
         return None
-    return stat.st_size, stat.st_mtime_ns
+    return stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino
 
 
 class LintCache:
@@ -45,13 +72,13 @@ class LintCache:
 
     def __init__(self, root: Path, settings_fingerprint: str) -> None:
         self.folder = root / CACHE_DIR_NAME / onnx_lint.__version__
-        self.salt = f"{onnx_lint.__version__}|{_onnx_version()}|{settings_fingerprint}"
+        self.salt = f"{onnx_lint.__version__}|{_onnx_version()}|{engines_key()}|{settings_fingerprint}"
 
     def _entry(self, path: Path) -> Path | None:
         stat = _stat_key(path)
         if stat is None:
             return None
-        raw = f"{self.salt}|{path.resolve()}|{stat[0]}|{stat[1]}".encode()
+        raw = f"{self.salt}|{path.resolve()}|{'|'.join(map(str, stat))}".encode()
         digest = hashlib.sha256(raw).hexdigest()
         return self.folder / digest[:2] / f"{digest}.json"
 
@@ -63,8 +90,8 @@ class LintCache:
             payload: dict[str, Any] = json.loads(entry.read_text())
         except (OSError, ValueError):
             return None
-        for location, size, mtime in payload.get("external", []):
-            if _stat_key(path.parent / location) != (size, mtime):
+        for location, *identity in payload.get("external", []):
+            if list(_stat_key(path.parent / location) or ()) != identity:
                 return None
         try:
             diagnostics = [Diagnostic.from_record(r) for r in payload["diagnostics"]]

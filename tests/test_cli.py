@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -199,6 +200,37 @@ def test_cache_is_used_and_invalidated(cli, project):
     shutil.copy(project / "models" / "healthy.onnx", project / "models" / "rank0.onnx")
     after = cli("check", "models", "--output-format", "json", cwd=project).json()
     assert "OL001" not in {d["code"] for d in after}
+
+
+def test_a_same_size_replacement_with_its_mtime_kept_is_linted_again(cli, project):
+    """``cp -p`` / ``rsync -t`` / an LFS checkout: same size, same mtime, other content."""
+    model = project / "models" / "dims.onnx"
+    onnx.save(defects.matmul([3, 5]), model)
+    healthy = cli("check", "models/dims.onnx", "--output-format", "json", cwd=project).json()
+    assert healthy == []
+    mtime = model.stat().st_mtime_ns
+    stale = project / "stale.onnx"
+    onnx.save(defects.matmul([3, 6]), stale)  # one digit differs: the same number of bytes
+    assert stale.stat().st_size == model.stat().st_size
+    model.write_bytes(stale.read_bytes())  # in place, as cp -p does, then the mtime put back
+    os.utime(model, ns=(mtime, mtime))
+    after = cli("check", "models/dims.onnx", "--output-format", "json", cwd=project).json()
+    assert [d["code"] for d in after] == ["OL002"]
+
+
+def test_a_verdict_reached_without_an_engine_does_not_survive_its_install(project):
+    """Lint while sympy cannot be imported (OL007: no fallback engine), then with it: the real finding."""
+    model = project / "models" / "gelu.onnx"
+    onnx.save(defects.symbolic_fallback(), model)
+    lint = ("import sys; from onnx_lint.cli import main; "
+            "sys.exit(main(['check', 'models/gelu.onnx', '--output-format', 'json', '--jobs', '1']))")
+    without = subprocess.run([sys.executable, "-c", "import sys; sys.modules['sympy'] = None; " + lint],
+                             cwd=project, capture_output=True, text=True)
+    notes = {d["code"]: d["message"] for d in json.loads(without.stdout)}
+    assert "OL001" not in notes and "sympy" in notes["OL007"], without.stdout + without.stderr
+    with_it = subprocess.run([sys.executable, "-c", lint], cwd=project, capture_output=True, text=True)
+    codes = {d["code"] for d in json.loads(with_it.stdout)}
+    assert "OL001" in codes and "OL007" not in codes, with_it.stdout + with_it.stderr
 
 
 def test_a_warm_cache_answers_with_fixable_findings_without_linting(cli, project, monkeypatch):
