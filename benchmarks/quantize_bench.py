@@ -68,11 +68,10 @@ def document_images(count: int, size: int, seed: int = 0) -> np.ndarray:
     return ((pages / 255.0 - mean) / std).transpose(0, 3, 1, 2).astype(np.float32)
 
 
-def cases(samples: int, smoke: bool) -> list[tuple[str, Path, dict[str, np.ndarray], str]]:
+def cases(samples: int, smoke: bool, tmp: Path) -> list[tuple[str, Path, dict[str, np.ndarray], str]]:
     from examples.defects import weakly_typed_mlp
     from real_models import package_models
 
-    tmp = Path(tempfile.mkdtemp(prefix="onnx-lint-qbench-"))
     seed = tmp / "weakly_typed_mlp.onnx"
     onnx.save(weakly_typed_mlp(), seed)
     rng = np.random.default_rng(0)
@@ -98,6 +97,11 @@ def timed(command: list[str]) -> tuple[float, subprocess.CompletedProcess]:
 
 
 def main(argv: list[str]) -> int:
+    with tempfile.TemporaryDirectory(prefix="onnx-lint-qbench-") as scratch:
+        return run(argv, Path(scratch))
+
+
+def run(argv: list[str], scratch: Path) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=3)
@@ -109,8 +113,10 @@ def main(argv: list[str]) -> int:
               "| --- | ---: | --- | ---: | ---: |"]
     accuracy = ["| model | calibration data | output | cosine similarity | max abs error |",
                 "| --- | --- | --- | ---: | ---: |"]
-    for label, model, arrays, kind in cases(args.samples if not args.smoke else 4, args.smoke):
-        work = Path(tempfile.mkdtemp(prefix="onnx-lint-qcase-"))
+    for index, (label, model, arrays, kind) in enumerate(cases(args.samples if not args.smoke else 4, args.smoke,
+                                                                scratch)):
+        work = scratch / f"case-{index}"
+        work.mkdir()
         data = work / "calibration.npz"
         np.savez(data, **arrays)
         bare_times, ours_times = [], []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -9,11 +10,16 @@ from conftest import REPO
 
 
 def _smoke(script: str, tmp_path, timeout: int) -> str:
-    """Run a benchmark script with --smoke and return the Markdown it wrote."""
+    """Run a benchmark script with --smoke and return the Markdown it wrote; it must leave no temporary files."""
     out = tmp_path / "table.md"
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     done = subprocess.run([sys.executable, script, "--smoke", "--markdown", str(out)],
-                          cwd=REPO, capture_output=True, text=True, timeout=timeout)
+                          cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "TMPDIR": str(scratch)})
     assert done.returncode == 0, done.stdout + done.stderr
+    ours = sorted(p.name for p in scratch.iterdir() if p.name.startswith("onnx-lint"))
+    assert ours == [], "the benchmark left temporary files behind"
     return out.read_text()
 
 
