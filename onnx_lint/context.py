@@ -16,7 +16,7 @@ import onnx
 
 from onnx_lint.diagnostics import Location
 from onnx_lint.edits import SetType
-from onnx_lint.graphs import ROOT, GraphScope
+from onnx_lint.graphs import ROOT, GraphScope, topological_order
 from onnx_lint.inference import PIN_SIZES, ShapeOracle
 from onnx_lint.model_io import LoadedModel, check_cycles
 from onnx_lint.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info
@@ -338,7 +338,7 @@ class LintContext:
             out for node in graph.node for out in node.output
             if out and (values.get(out) is None or not _has_elem_type(values[out]))
         }
-        for index in _topological(graph):
+        for index in topological_order(graph):
             node = graph.node[index]
             outs = [o for o in node.output if o in untyped_all]
             if not outs:
@@ -378,33 +378,6 @@ def _root_message(node: onnx.NodeProto, strict: list[tuple[str, str | None, str]
     if node.domain not in ("", "ai.onnx") and not onnx.defs.has(node.op_type, node.domain):
         return f"no schema for operator '{node.op_type}' of domain '{node.domain}' (custom operator)"
     return "ONNX shape inference derived no type for its outputs"
-
-
-def _topological(graph: onnx.GraphProto) -> list[int]:
-    """Node indices in dependency order (file order when the file is sorted)."""
-    produced = {out: i for i, node in enumerate(graph.node) for out in node.output if out}
-    order: list[int] = []
-    state = [0] * len(graph.node)  # 0 new, 1 visiting, 2 done
-    for start in range(len(graph.node)):
-        if state[start]:
-            continue
-        stack = [(start, 0)]
-        while stack:
-            index, pos = stack.pop()
-            if pos == 0:
-                if state[index]:
-                    continue
-                state[index] = 1
-            inputs = [i for i in graph.node[index].input if i in produced]
-            if pos < len(inputs):
-                stack.append((index, pos + 1))
-                dep = produced[inputs[pos]]
-                if state[dep] == 0:
-                    stack.append((dep, 0))
-                continue
-            state[index] = 2
-            order.append(index)
-    return order
 
 
 __all__ = ["Declaration", "DimConflict", "LintContext", "UntypedGroup", "format_dims"]

@@ -146,36 +146,89 @@ def resolve_graph(model: onnx.ModelProto, path: str) -> onnx.GraphProto:
     return graph
 
 
-def consumed_names(graph: onnx.GraphProto) -> set[str]:
-    """Tensor names read by a graph's nodes, including reads from inside subgraphs."""
+def outer_reads(node: onnx.NodeProto) -> set[str]:
+    """Names a node's subgraphs read from the enclosing scopes (defined neither inside them nor by them).
+
+    These are dependencies of the node itself: an If whose branch reads ``t``
+    must come after the producer of ``t``, as the checker requires.
+    """
     names: set[str] = set()
-    for node in graph.node:
-        names.update(i for i in node.input if i)
-        for _, sub in subgraph_attributes(node):
-            names.update(consumed_names(sub))
+    for _, sub in subgraph_attributes(node):
+        local = {v.name for v in sub.input} | {i.name for i in sub.initializer}
+        for inner in sub.node:
+            local.update(inner.output)
+        for inner in sub.node:
+            names.update(i for i in inner.input if i and i not in local)
+            names.update(n for n in outer_reads(inner) if n not in local)
     return names
 
 
-def cyclic_nodes(graph: onnx.GraphProto) -> list[int]:
-    """Indices of nodes that sit on (or behind) a dependency cycle; empty if acyclic.
+def _reads(node: onnx.NodeProto) -> set[str]:
+    reads = {i for i in node.input if i}
+    if node.op_type in SUBGRAPH_OPS or node.domain not in STANDARD_DOMAINS:
+        reads |= outer_reads(node)
+    return reads
 
-    The common case, a graph already in topological order, costs one pass.
+
+def topological_order(graph: onnx.GraphProto) -> list[int]:
+    """Node indices in dependency order, including what subgraphs read from this graph.
+
+    Kahn's algorithm taking the smallest index first, so a graph already in
+    order keeps its file order (and costs one pass). Nodes on a dependency
+    cycle, or behind one, never become ready and are left out: callers that
+    must not loop simply skip them, and ``cyclic_nodes`` names them.
     """
-    produced = {out: i for i, node in enumerate(graph.node) for out in node.output if out}
-    if all(produced.get(name, -1) < i for i, node in enumerate(graph.node) for name in node.input):
-        return []
-    pending = [0] * len(graph.node)
-    consumers: dict[int, list[int]] = {}
-    for i, node in enumerate(graph.node):
-        deps = {produced[name] for name in node.input if name in produced}
-        pending[i] = len(deps)
+    import heapq
+
+    nodes = graph.node
+    produced = {out: i for i, node in enumerate(nodes) for out in node.output if out}
+    reads = [_reads(node) for node in nodes]
+    if all(produced.get(name, -1) < i for i, names in enumerate(reads) for name in names):
+        return list(range(len(nodes)))
+    waiting = [0] * len(nodes)
+    users: dict[int, list[int]] = {}
+    for i, names in enumerate(reads):
+        deps = {produced[name] for name in names if name in produced}
+        waiting[i] = len(deps)
         for dep in deps:
-            consumers.setdefault(dep, []).append(i)
-    ready = [i for i, count in enumerate(pending) if count == 0]
+            users.setdefault(dep, []).append(i)
+    ready = [i for i, count in enumerate(waiting) if count == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
     while ready:
-        index = ready.pop()
-        for user in consumers.get(index, ()):
-            pending[user] -= 1
-            if pending[user] == 0:
-                ready.append(user)
-    return [i for i, count in enumerate(pending) if count > 0]
+        index = heapq.heappop(ready)
+        order.append(index)
+        for user in users.get(index, ()):
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                heapq.heappush(ready, user)
+    return order
+
+
+def cyclic_nodes(graph: onnx.GraphProto) -> list[int]:
+    """Indices of nodes that sit on (or behind) a dependency cycle; empty if acyclic."""
+    order = topological_order(graph)
+    if len(order) == len(graph.node):
+        return []
+    return sorted(set(range(len(graph.node))) - set(order))
+
+
+def sort_topologically(graph: onnx.GraphProto) -> bool:
+    """Reorder the nodes of a graph and its subgraphs into dependency order; True if anything moved.
+
+    Only the order changes: every node keeps its content. A graph already in
+    order is left as it is. Raises ``ValueError`` on a dependency cycle.
+    """
+    moved = False
+    for node in graph.node:
+        for _, sub in subgraph_attributes(node):
+            moved |= sort_topologically(sub)
+    order = topological_order(graph)
+    if len(order) != len(graph.node):
+        raise ValueError(f"graph '{graph.name}' has a dependency cycle")
+    if order != list(range(len(order))):
+        nodes = list(graph.node)
+        del graph.node[:]
+        graph.node.extend(nodes[i] for i in order)
+        moved = True
+    return moved

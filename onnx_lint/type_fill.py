@@ -14,7 +14,6 @@ attributes or seeds is left out of the result.
 from __future__ import annotations
 
 import re
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -22,7 +21,7 @@ import onnx
 from onnx import AttributeProto, TensorProto
 from onnx.defs import OpSchema
 
-from onnx_lint.graphs import ROOT, GraphScope, consumed_names, iter_scopes, subgraph_attributes
+from onnx_lint.graphs import ROOT, GraphScope, iter_scopes, subgraph_attributes, topological_order
 
 Key = tuple[str, str]  # (graph path, tensor name)
 
@@ -269,7 +268,7 @@ class _Propagator:
     # graphs and nodes
 
     def _run_graph(self, scope: GraphScope) -> None:
-        for index in _topological_order(scope):
+        for index in topological_order(scope.graph):
             self._visit(scope, index)
 
     def _visit(self, scope: GraphScope, index: int) -> None:
@@ -369,36 +368,6 @@ def _lookup_signature(op_type: str, version: int, domain: str) -> _Signature | N
     except onnx.defs.SchemaError:
         return None
     return _signature(schema)
-
-
-def _topological_order(scope: GraphScope) -> list[int]:
-    """Kahn's order over producer edges, including outer names read inside subgraphs.
-
-    Nodes on a cycle (and everything downstream of one) never reach in-degree
-    zero and are left out, which leaves them untyped instead of looping.
-    """
-    nodes = scope.graph.node
-    producers = scope.producers()
-    indegree = [0] * len(nodes)
-    consumers: list[list[int]] = [[] for _ in nodes]
-    for i, node in enumerate(nodes):
-        reads = set(node.input)
-        for _, sub in subgraph_attributes(node):
-            reads.update(consumed_names(sub))
-        deps = {producers[name] for name in reads if name in producers}
-        indegree[i] = len(deps)
-        for dep in deps:
-            consumers[dep].append(i)
-    ready = deque(i for i, count in enumerate(indegree) if count == 0)
-    order: list[int] = []
-    while ready:
-        i = ready.popleft()
-        order.append(i)
-        for consumer in consumers[i]:
-            indegree[consumer] -= 1
-            if indegree[consumer] == 0:
-                ready.append(consumer)
-    return order
 
 
 # -- ops whose output type an attribute or a specific input decides ------------------------

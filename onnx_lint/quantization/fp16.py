@@ -14,7 +14,7 @@ import logging
 import onnx
 
 from onnx_lint.errors import OnnxLintError
-from onnx_lint.graphs import subgraph_attributes
+from onnx_lint.graphs import sort_topologically
 
 
 class ConversionError(OnnxLintError):
@@ -29,52 +29,8 @@ def convert_to_fp16(model: onnx.ModelProto, keep_io_types: bool = True) -> onnx.
         converted = convert_float_to_float16(model, keep_io_types=keep_io_types, disable_shape_infer=False)
     except Exception as exc:
         raise ConversionError(f"FP16 conversion failed: {type(exc).__name__}: {exc}") from None
-    sort_topologically(converted.graph)
+    try:
+        sort_topologically(converted.graph)
+    except ValueError as exc:
+        raise ConversionError(f"the converted model has a dependency cycle: {exc}") from None
     return converted
-
-
-def sort_topologically(graph: onnx.GraphProto) -> None:
-    """Reorder nodes so every input is produced before it is read; stable for sorted graphs."""
-    import heapq
-
-    nodes = list(graph.node)
-    for node in nodes:
-        for _, sub in subgraph_attributes(node):
-            sort_topologically(sub)
-    producer = {out: i for i, node in enumerate(nodes) for out in node.output if out}
-    users: dict[int, list[int]] = {}
-    waiting = [0] * len(nodes)
-    for i, node in enumerate(nodes):
-        deps = {producer[name] for name in set(node.input) | _implicit_inputs(node) if name in producer}
-        deps.discard(i)
-        waiting[i] = len(deps)
-        for dep in deps:
-            users.setdefault(dep, []).append(i)
-    ready = [i for i, count in enumerate(waiting) if count == 0]
-    heapq.heapify(ready)
-    order: list[int] = []
-    while ready:
-        index = heapq.heappop(ready)
-        order.append(index)
-        for user in users.get(index, ()):
-            waiting[user] -= 1
-            if waiting[user] == 0:
-                heapq.heappush(ready, user)
-    if len(order) != len(nodes):
-        raise ConversionError("the converted model has a dependency cycle")
-    if order != list(range(len(nodes))):
-        del graph.node[:]
-        graph.node.extend(nodes[i] for i in order)
-
-
-def _implicit_inputs(node: onnx.NodeProto) -> set[str]:
-    """Names a node's subgraphs read from the enclosing graph."""
-    names: set[str] = set()
-    for _, sub in subgraph_attributes(node):
-        local = {v.name for v in sub.input} | {i.name for i in sub.initializer}
-        for inner in sub.node:
-            local.update(inner.output)
-        for inner in sub.node:
-            names.update(i for i in inner.input if i and i not in local)
-            names.update(n for n in _implicit_inputs(inner) if n not in local)
-    return names
