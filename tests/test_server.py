@@ -198,6 +198,18 @@ async def test_describe_model_gives_the_model_view_its_data(client, tmp_path):
     assert after["summary"]["outputs"][0]["declared"] == "FLOAT[batch, 8]" and after["diagnostics"] == []
 
 
+async def test_finding_graph_draws_a_diagnostics_neighbourhood_from_its_data(client, tmp_path):
+    model = _save(defects.weakly_typed_mlp(), tmp_path / "weak.onnx")
+    described = await execute(client, "onnx-lint.describeModel", model.as_uri())
+    ol001 = next(d for d in described["diagnostics"] if d["code"] == "OL001")
+    drawing = await execute(client, "onnx-lint.findingGraph", model.as_uri(), ol001["data"]["location"])
+    [stale] = [e for e in drawing["edges"] if e["stale"]]
+    assert (stale["tensor"], stale["declared"], stale["derived"]) == ("Y", "FLOAT[]", "FLOAT[batch, 8]")
+    assert stale["to"] == "output:Y" and stale["engine"] == "onnxruntime-symbolic"
+    with pytest.raises(Exception, match="cannot draw this finding"):
+        await execute(client, "onnx-lint.findingGraph", model.as_uri(), {"path": "graph/node[7]/body/output[0]"})
+
+
 async def test_text_view_of_an_unreadable_model_is_a_clear_error(client, tmp_path):
     model = tmp_path / "bad.onnx"
     model.write_bytes(b"not a model")

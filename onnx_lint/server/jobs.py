@@ -8,17 +8,20 @@ asked to stop.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from onnx_lint.context import LintContext
+from onnx_lint.diagnostics import Location
 from onnx_lint.errors import FixError
 from onnx_lint.fixer import plan_fix, write_fix
 from onnx_lint.graphs import ROOT
 from onnx_lint.linter import lint_file
 from onnx_lint.model_io import read_model
+from onnx_lint.neighbourhood import finding_graph
 from onnx_lint.progress import Progress
 from onnx_lint.rules import ALL_RULES
 from onnx_lint.server.text_view import render_view
@@ -47,9 +50,22 @@ def model_summary(ctx: LintContext) -> dict:
     }
 
 
+# The last linted model's context, so that drawing one of its findings right after the lint
+# (the model view's usual next request) needs no second inference. One entry: bounded memory.
+_recent: tuple[tuple, LintContext] | None = None
+
+
+def _file_key(path: str) -> tuple:
+    stat = os.stat(path)
+    return (path, stat.st_size, stat.st_mtime_ns, stat.st_ino)
+
+
 def lint_job(path: str, enabled: list[str], *, emit: Emit, cancelled: Check) -> dict:
     """Diagnostics of one file (an unreadable file gives its single OL000 diagnostic) and its summary."""
+    global _recent
+    key = _file_key(path)
     result, ctx = lint_file(Path(path), path, ALL_RULES, set(enabled).__contains__)
+    _recent = (key, ctx) if ctx is not None else None
     summary = None
     if ctx is not None:
         try:
@@ -58,6 +74,18 @@ def lint_job(path: str, enabled: list[str], *, emit: Emit, cancelled: Check) -> 
             result.internal_errors.append(f"{path}: no model summary: {type(exc).__name__}: {exc}")
     return {"diagnostics": [d.to_record() for d in result.diagnostics], "errors": result.internal_errors,
             "notes": result.notes, "summary": summary}
+
+
+def graph_job(path: str, location: dict, *, emit: Emit, cancelled: Check) -> dict:
+    """The drawing of one finding's neighbourhood (see ``onnx_lint.neighbourhood``)."""
+    global _recent
+    key = _file_key(path)
+    if _recent is not None and _recent[0] == key:
+        ctx = _recent[1]
+    else:
+        ctx = LintContext(read_model(Path(path)), path)
+        _recent = (key, ctx)
+    return finding_graph(ctx, Location(**location))
 
 
 def view_job(path: str, *, emit: Emit, cancelled: Check) -> dict:
