@@ -105,7 +105,7 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
 
     # The model view: declared next to derived, and both findings with their buttons.
     assert seen["outputs"] == ["Y\tFLOAT[]\tFLOAT[batch, 8] (onnxruntime-symbolic)"]
-    assert [p.split()[0] for p in seen["viewProblems"]] == ["OL001", "OL003"]
+    assert [p.split()[:2] for p in seen["viewProblems"]] == [["ERROR", "OL001"], ["WARNING", "OL003"]]
     assert "onnx-lint-examples" in seen["identity"] and "com.microsoft 1" in seen["identity"]
     # The Problems panel: the file and its two entries, from onnx-lint, with their codes.
     rows = "\n".join(seen["problems"])
@@ -137,6 +137,8 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert "weak.onnx.txt" in text_rows and "[Ln 6, Col 39]" in text_rows  # 'Y' in the graph header
     assert text_rows.count("OL001") == 1 and text_rows.count("OL003") == 1
     assert "ONNX text" in seen["language"]
+    closed = "\n".join(seen["problemsTextClosed"])
+    assert closed.count("OL001") == 1 and closed.count("OL003") == 1 and ".txt" not in closed
     colours, plain = seen["tokens"]["colours"], seen["tokens"]["plain"]
     for token in ("MatMul", "float", "example", "Gelu"):
         assert colours.get(token) not in (None, plain), (token, colours.get(token), plain)
@@ -147,8 +149,15 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     fixed = onnx.load(model)
     onnx.checker.check_model(fixed, full_check=True)
     assert [d.dim_param or d.dim_value for d in fixed.graph.output[0].type.tensor_type.shape.dim] == ["batch", 8]
+    # Quantize from the view: the accuracy table in the view, and the written model opened beside it.
+    quantized = seen["quantize"]
+    assert quantized["headers"][:3] == ["output", "shape", "cosine similarity"] and "max abs error" in quantized["headers"]
+    [row] = quantized["rows"]
+    assert row.startswith("Y\t") and (model.parent / "weak.int8-fp16.onnx").is_file()
+    assert quantized["opened"] == "weak.int8-fp16.onnx"  # its own model view, beside
+    assert "random" in quantized["text"]  # the loud warning about random calibration
     shots = {Path(p).stem.split("-", 1)[1] for p in seen["screenshots"]}
-    assert shots >= {"model-view", "problems-panel", "graph-light", "graph-dark", "text-view", "fixed"}
+    assert shots >= {"model-view", "problems-panel", "graph-light", "graph-dark", "text-view", "fixed", "quantized"}
 
 
 def _luminance(css: str) -> float:

@@ -21,7 +21,6 @@ from onnx_lint.fixer import plan_fix, write_fix
 from onnx_lint.graphs import ROOT
 from onnx_lint.linter import lint_file
 from onnx_lint.model_io import read_model
-from onnx_lint.neighbourhood import finding_graph
 from onnx_lint.progress import Progress
 from onnx_lint.rules import ALL_RULES
 from onnx_lint.server.text_view import render_view
@@ -78,6 +77,8 @@ def lint_job(path: str, enabled: list[str], *, emit: Emit, cancelled: Check) -> 
 
 def graph_job(path: str, location: dict, *, emit: Emit, cancelled: Check) -> dict:
     """The drawing of one finding's neighbourhood (see ``onnx_lint.neighbourhood``)."""
+    from onnx_lint.neighbourhood import finding_graph  # here, not at the top: the server process imports this module
+
     global _recent
     key = _file_key(path)
     if _recent is not None and _recent[0] == key:

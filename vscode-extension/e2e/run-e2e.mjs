@@ -43,6 +43,7 @@ fs.writeFileSync(path.join(userData, "User", "settings.json"), JSON.stringify({
   "update.mode": "none",
   "window.restoreWindows": "none",
   "problems.autoReveal": true,
+  "onnxLint.quantize.output": path.join(workspace, "weak.int8-fp16.onnx"),
   "workbench.colorTheme": "Default Light Modern",
 }, null, 2));
 const childEnv = { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), XDG_DATA_HOME: path.join(home, ".local") };
@@ -127,7 +128,8 @@ try {
     await page.keyboard.press("Control+W");
     await page.waitForTimeout(2000);
   }
-  const view = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  // The first webview is this model's view (quantizing opens a second one, for the written model).
+  const view = page.frameLocator("iframe.webview.ready").first().frameLocator("iframe#active-frame");
   const outputs = view.locator("table.outputs");
   await outputs.waitFor({ timeout: 120_000 });
   await view.locator("ul.diagnostics li").first().waitFor({ timeout: 120_000 });
@@ -225,6 +227,14 @@ try {
   });
   step("the textual view's tokens are coloured");
   await shot("text-view");
+  // Closing the textual view brings the model's own entries back: still one entry per finding.
+  await textTab.locator(".tab-actions .action-label").click();
+  await waitFor(async () => {
+    const rows = (await markers.allInnerTexts()).join("\n");
+    return !rows.includes("weak.onnx.txt") && rows.includes("[Ln 1, Col 1]") && rows;
+  }, "the model's entries back in the Problems panel", 60_000);
+  result.problemsTextClosed = await markers.allInnerTexts();
+  step("with the textual view closed the model's entries are back");
   await page.locator('.tabs-container .tab[aria-label^="weak.onnx,"], .tabs-container .tab[aria-label="weak.onnx"]').first().click();
   await view.locator("button#fix-all").waitFor({ timeout: 30_000 });
 
@@ -242,6 +252,26 @@ try {
   result.outputsAfter = await outputs.locator("tbody tr").allInnerTexts();
   step("Problems panel is empty");
   await shot("fixed");
+
+  // Quantize from the view: its report (the accuracy table) appears in the view, the written model opens.
+  await view.locator("button#quantize").click();
+  const random = page.locator(".quick-input-list .monaco-list-row", { hasText: /^Calibrate on random inputs/ });
+  await random.waitFor({ timeout: 30_000 });
+  await random.click();
+  const report = view.locator("section.quantize-report");
+  await report.waitFor({ timeout: 240_000 });
+  result.quantize = {
+    headers: await report.locator("table.quantize-outputs th").allInnerTexts(),
+    rows: await report.locator("table.quantize-outputs tbody tr").allInnerTexts(),
+    text: await report.innerText(),
+  };
+  await page.locator('.tabs-container .tab[aria-label^="weak.int8-fp16.onnx"]').waitFor({ timeout: 60_000 });
+  const written = page.frameLocator("iframe.webview.ready").nth(1).frameLocator("iframe#active-frame");
+  await written.locator("table.outputs").waitFor({ timeout: 120_000 });
+  result.quantize.opened = await written.locator("h1").innerText();
+  step("quantize shows its report in the view and opens the written model");
+  await report.evaluate((section) => section.scrollIntoView());
+  await shot("quantized");
   result.ok = true;
 } catch (error) {
   result.error = String(error?.stack || error);

@@ -32,10 +32,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const problems = vscode.languages.createDiagnosticCollection("onnx-lint");
   const models = new ModelEditorProvider(server, problems, context.extensionUri,
     { quantize: (uri) => quantize(server, uri), showText });
-  // One entry per finding: the textual view's entries replace the model's while it is open.
-  const viewOpenedOrClosed = (document: vscode.TextDocument) => {
-    if (document.uri.scheme === VIEW_SCHEME) {
-      models.syncProblems(modelOfView(document.uri));
+  // One entry per finding: the textual view's entries replace the model's while a tab shows it.
+  const viewTabsChanged = (event: vscode.TabChangeEvent) => {
+    for (const tab of [...event.opened, ...event.closed]) {
+      if (tab.input instanceof vscode.TabInputText && tab.input.uri.scheme === VIEW_SCHEME) {
+        models.syncProblems(modelOfView(tab.input.uri));
+      }
     }
   };
 
@@ -76,8 +78,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await models.refresh();
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => void models.refresh()),
-    vscode.workspace.onDidOpenTextDocument(viewOpenedOrClosed),
-    vscode.workspace.onDidCloseTextDocument(viewOpenedOrClosed),
+    vscode.window.tabGroups.onDidChangeTabs(viewTabsChanged),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       if (event.affectsConfiguration("onnxLint.interpreter") || event.affectsConfiguration("onnxLint.serverArgs")) {
         await server.restart();

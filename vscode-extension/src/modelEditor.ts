@@ -15,10 +15,14 @@ interface Panel {
   showQuantized(shown: QuantizeShown): void;
 }
 
-/** Whether the textual view of a model is open (its document exists in the workbench). */
+/**
+ * Whether a tab shows the textual view of a model. Tabs, not documents: the language client drops a
+ * view's pulled entries when its last tab closes, while VS Code may keep the document for a while.
+ */
 export function textViewOpen(model: vscode.Uri): boolean {
   const viewPath = `${model.fsPath}.txt`;
-  return vscode.workspace.textDocuments.some((d) => d.uri.scheme === VIEW_SCHEME && d.uri.path === viewPath);
+  return vscode.window.tabGroups.all.some((group) => group.tabs.some((tab) =>
+    tab.input instanceof vscode.TabInputText && tab.input.uri.scheme === VIEW_SCHEME && tab.input.uri.path === viewPath));
 }
 
 /**

@@ -28,7 +28,11 @@ export function formatValue(value: unknown): string {
     return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(6)));
   }
   if (Array.isArray(value)) {
-    return value.every((v) => typeof v === "number" || typeof v === "string") ? value.join(" × ") || "scalar" : JSON.stringify(value);
+    if (value.length === 0) {
+      return "none";
+    }
+    return value.every((v) => typeof v === "number" || typeof v === "string") ? value.join(", ")
+      : value.map((v) => formatValue(v)).join(" | ");
   }
   if (typeof value === "object") {
     return Object.entries(value as Record<string, unknown>).map(([k, v]) => `${words(k)}: ${formatValue(v)}`).join("; ");
@@ -49,9 +53,16 @@ export function outputsTable(outputs: Record<string, unknown>[]): string {
   const rank = (k: string) => (COLUMN_ORDER.includes(k) ? COLUMN_ORDER.indexOf(k) : COLUMN_ORDER.length);
   keys.sort((a, b) => rank(a) - rank(b));
   const head = keys.map((k) => `<th${k === "name" || k === "shape" ? "" : " class=\"number\""}>${escapeHtml(words(k))}</th>`).join("");
-  const body = outputs.map((row) => "<tr>" + keys.map((k) =>
-    k === "name" ? `<td><code>${escapeHtml(formatValue(row[k]))}</code></td>`
-      : `<td${k === "shape" ? "" : " class=\"number\""}>${escapeHtml(formatValue(row[k]))}</td>`).join("") + "</tr>").join("");
+  const cell = (k: string, value: unknown) => {
+    if (k === "name") {
+      return `<td><code>${escapeHtml(formatValue(value))}</code></td>`;
+    }
+    if (k === "shape" && Array.isArray(value)) {
+      return `<td>${escapeHtml(value.length ? value.join(" × ") : "scalar")}</td>`;
+    }
+    return `<td class="number">${escapeHtml(formatValue(value))}</td>`;
+  };
+  const body = outputs.map((row) => "<tr>" + keys.map((k) => cell(k, row[k])).join("") + "</tr>").join("");
   return `<table class="quantize-outputs"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
 }
 

@@ -97,9 +97,11 @@ test("the quantize report shows every output field it has, known ones first and 
   assert.match(table, /<td>scalar<\/td>/);
   assert.match(table, /<td class="number">—<\/td>/);  // Z has no relative error
   const report = renderReport({ output: "/m/weak.int8-fp16.onnx", outputs: [{ name: "Y", cosine_similarity: 0.99 }],
-    opset: { from: 17, to: 21 }, nodes: { total: 9, QuantizeLinear: 2 }, warnings: ["random calibration"] }, ["random calibration"]);
+    opset: { from: 17, to: 21 }, nodes: { total: 9, QuantizeLinear: 2 }, fixes: [], warnings: ["random calibration"] },
+    ["random calibration"]);
   assert.match(report, /Wrote <code>\/m\/weak\.int8-fp16\.onnx<\/code>/);
   assert.match(report, /<dt>opset<\/dt><dd>from: 17; to: 21<\/dd>/);
+  assert.match(report, /<dt>fixes<\/dt><dd>none<\/dd>/);
   assert.equal((report.match(/random calibration/g) ?? []).length, 1);
 });
 
