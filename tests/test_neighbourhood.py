@@ -136,6 +136,15 @@ def test_a_weakly_typed_benchmark_model_draws_within_the_budget(tmp_path):
         assert any(e["stale"] for e in drawing["edges"])
 
 
+def test_drawings_of_one_model_index_its_graph_once(tmp_path):
+    diagnostics, ctx = _lint(bench.weakly_typed(bench.mlp_chain(400), stale_value_info=5), tmp_path)
+    indexes: dict = {}
+    first = finding_graph(ctx, diagnostics[0].location, indexes=indexes)
+    [(path, index)] = indexes.items()
+    second = finding_graph(ctx, diagnostics[1].location, indexes=indexes)
+    assert indexes == {path: index} and first != second
+
+
 def test_an_unknown_graph_path_is_refused(tmp_path):
     _diagnostics, ctx = _lint(defects.healthy_matmul(), tmp_path)
     with pytest.raises(ValueError, match="no graph"):

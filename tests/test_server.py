@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -208,6 +209,18 @@ async def test_finding_graph_draws_a_diagnostics_neighbourhood_from_its_data(cli
     assert stale["to"] == "output:Y" and stale["engine"] == "onnxruntime-symbolic"
     with pytest.raises(Exception, match="cannot draw this finding"):
         await execute(client, "onnx-lint.findingGraph", model.as_uri(), {"path": "graph/node[7]/body/output[0]"})
+
+
+async def test_finding_graphs_of_a_200k_node_model_are_bounded_and_quick_once_indexed(client, big_model):
+    described = await execute(client, "onnx-lint.describeModel", big_model.as_uri())
+    locations = [d["data"]["location"] for d in described["diagnostics"][:5]]
+    for location in locations[:3]:  # each worker indexes the graph once (the pool hands jobs round robin)
+        await execute(client, "onnx-lint.findingGraph", big_model.as_uri(), location)
+    started = time.perf_counter()
+    drawings = [await execute(client, "onnx-lint.findingGraph", big_model.as_uri(), loc) for loc in locations[3:]]
+    assert (time.perf_counter() - started) / len(drawings) < 0.5
+    for drawing in drawings:
+        assert 1 <= sum(n["kind"] == "node" for n in drawing["nodes"]) <= 24 and any(e["stale"] for e in drawing["edges"])
 
 
 async def test_text_view_of_an_unreadable_model_is_a_clear_error(client, tmp_path):

@@ -49,9 +49,10 @@ def model_summary(ctx: LintContext) -> dict:
     }
 
 
-# The last linted model's context, so that drawing one of its findings right after the lint
-# (the model view's usual next request) needs no second inference. One entry: bounded memory.
-_recent: tuple[tuple, LintContext] | None = None
+# The last linted model's context (and the graph indexes its drawings built), so that drawing its
+# findings after the lint (the model view's usual next requests) needs no second inference and no
+# second pass over the graph. One entry: bounded memory.
+_recent: tuple[tuple, LintContext, dict] | None = None
 
 
 def _file_key(path: str) -> tuple:
@@ -64,7 +65,7 @@ def lint_job(path: str, enabled: list[str], *, emit: Emit, cancelled: Check) -> 
     global _recent
     key = _file_key(path)
     result, ctx = lint_file(Path(path), path, ALL_RULES, set(enabled).__contains__)
-    _recent = (key, ctx) if ctx is not None else None
+    _recent = (key, ctx, {}) if ctx is not None else None
     summary = None
     if ctx is not None:
         try:
@@ -81,12 +82,10 @@ def graph_job(path: str, location: dict, *, emit: Emit, cancelled: Check) -> dic
 
     global _recent
     key = _file_key(path)
-    if _recent is not None and _recent[0] == key:
-        ctx = _recent[1]
-    else:
-        ctx = LintContext(read_model(Path(path)), path)
-        _recent = (key, ctx)
-    return finding_graph(ctx, Location(**location))
+    if _recent is None or _recent[0] != key:
+        _recent = (key, LintContext(read_model(Path(path)), path), {})
+    _key, ctx, indexes = _recent
+    return finding_graph(ctx, Location(**location), indexes=indexes)
 
 
 def view_job(path: str, *, emit: Emit, cancelled: Check) -> dict:
