@@ -130,6 +130,12 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     for key in ("staleStroke", "buttonBackground", "nodeFill"):
         assert light[key] != dark[key] and light[key] not in ("", "none"), (key, light[key], dark[key])
     assert light["variables"] and light["variables"] != dark["variables"]
+    contrast = seen["highContrast"]
+    assert "vscode-high-contrast" in contrast["bodyClass"] and _luminance(contrast["background"]) < 0.05
+    assert _luminance(contrast["buttonBorder"]) > 0.3  # the theme's contrast border around buttons
+    # Keyboard: the arrow keys moved from one drawn element to the next, each described in words.
+    # Top down, as data flows: from the graph input X to the label of its edge.
+    assert seen["keyboard"][0] == "graph input, X" and seen["keyboard"][1].startswith("tensor X, declared FLOAT[batch, 16]")
 
     # "Show model as text": the same findings on the real lines of the textual view, one entry each
     # (the model's own entries leave the panel while the view shows them), and coloured tokens.

@@ -183,22 +183,46 @@ try {
   await page.waitForTimeout(500);
   await shot("graph-light");
 
-  // A dark theme, picked as a user does (Preferences: Color Theme): the open view follows it
+  // Keyboard: arrow keys walk the drawn nodes and edge labels, each of which says what it is.
+  const described = () => view.locator("body").evaluate(() => document.activeElement?.getAttribute("aria-label") ?? "");
+  await svg.locator("g.node.input").focus();
+  const before = await described();
+  await page.keyboard.press("ArrowDown");
+  result.keyboard = [before, await described()];
+  step("arrow keys move through the drawing");
+
+  // Themes, picked as a user does (Preferences: Color Theme): the open view follows each
   // (VS Code restyles webviews through the --vscode-* variables).
-  await page.locator(".part.sidebar").click({ position: { x: 150, y: 400 } });
-  await page.keyboard.press("F1");
-  const quickInput = page.locator(".quick-input-widget input");
-  await quickInput.waitFor({ timeout: 30_000 });
-  await quickInput.fill(">Preferences: Color Theme");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: /^Preferences: Color Theme/ }).first().click();
-  const dark = page.locator(".quick-input-list .monaco-list-row", { hasText: /^Dark Modern/ }).first();
-  await dark.waitFor({ timeout: 30_000 });
-  await dark.click();
+  const pickTheme = async (label) => {
+    await page.locator(".part.sidebar").click({ position: { x: 150, y: 400 } });
+    await page.keyboard.press("F1");
+    const quickInput = page.locator(".quick-input-widget input");
+    await quickInput.waitFor({ timeout: 30_000 });
+    await quickInput.fill(">Preferences: Color Theme");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: /^Preferences: Color Theme/ }).first().click();
+    const row = page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first();
+    await row.waitFor({ timeout: 30_000 });
+    await row.click();
+  };
+  await pickTheme(/^Dark Modern/);
   await view.locator("body.vscode-dark").waitFor({ timeout: 60_000 });
   await page.waitForTimeout(1000);
   result.dark = await themeColours();
   step("the view follows the dark theme");
   await shot("graph-dark");
+  await pickTheme(/^Dark High Contrast/);
+  await view.locator("body.vscode-high-contrast").waitFor({ timeout: 60_000 });
+  await page.waitForTimeout(1000);
+  result.highContrast = { ...(await themeColours()), buttonBorder: await view.locator("button#quantize").evaluate(
+    (b) => getComputedStyle(b).borderTopColor) };
+  step("the view follows the high-contrast theme");
+  await pickTheme(/^Dark Modern/);
+  await view.locator("body.vscode-dark:not(.vscode-high-contrast)").waitFor({ timeout: 60_000 });
+  // Escape closes the drawing.
+  await view.locator("#graph-title").focus();
+  await page.keyboard.press("Escape");
+  await view.locator("#graph").waitFor({ state: "detached", timeout: 30_000 });
+  step("Escape closes the drawing");
   await page.keyboard.press("Control+Shift+M");
 
   // "Show model as text": the server's textual view, where the diagnostics sit on real lines.

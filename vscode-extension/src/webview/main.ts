@@ -21,17 +21,21 @@ document.addEventListener("click", (event) => {
   post(button.dataset.action!, index);
 });
 
-// Arrow keys walk the drawing's nodes and edge labels in document order; Escape closes the drawing.
+// Arrow keys walk the drawing's nodes and edge labels top to bottom (as data flows), left to right
+// within a layer; Escape closes the drawing.
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape" && document.getElementById("graph")) {
     post("closeGraph");
     return;
   }
   const current = document.activeElement;
-  if (!(current instanceof SVGElement) || !current.closest("svg.finding-graph")) {
+  if (!(current instanceof SVGGraphicsElement) || !current.closest("svg.finding-graph")) {
     return;
   }
-  const items = Array.from(document.querySelectorAll<SVGElement>("svg.finding-graph [tabindex='0']"));
+  const items = Array.from(document.querySelectorAll<SVGGraphicsElement>("svg.finding-graph [tabindex='0']"))
+    .map((element) => ({ element, box: element.getBoundingClientRect() }))
+    .sort((a, b) => a.box.top - b.box.top || a.box.left - b.box.left)
+    .map((item) => item.element);
   const at = items.indexOf(current);
   const step = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[event.key];
   if (at >= 0 && step !== undefined) {
