@@ -55,8 +55,11 @@ def model_summary(ctx: LintContext) -> dict:
 _recent: tuple[tuple, LintContext, dict] | None = None
 
 
-def _file_key(path: str) -> tuple:
-    stat = os.stat(path)
+def _file_key(path: str) -> tuple | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None  # the lint itself says what is wrong with the file
     return (path, stat.st_size, stat.st_mtime_ns, stat.st_ino)
 
 
@@ -65,7 +68,7 @@ def lint_job(path: str, enabled: list[str], *, emit: Emit, cancelled: Check) -> 
     global _recent
     key = _file_key(path)
     result, ctx = lint_file(Path(path), path, ALL_RULES, set(enabled).__contains__)
-    _recent = (key, ctx, {}) if ctx is not None else None
+    _recent = (key, ctx, {}) if ctx is not None and key is not None else None
     summary = None
     if ctx is not None:
         try:
@@ -82,9 +85,11 @@ def graph_job(path: str, location: dict, *, emit: Emit, cancelled: Check) -> dic
 
     global _recent
     key = _file_key(path)
-    if _recent is None or _recent[0] != key:
-        _recent = (key, LintContext(read_model(Path(path)), path), {})
-    _key, ctx, indexes = _recent
+    if _recent is not None and key is not None and _recent[0] == key:
+        _key, ctx, indexes = _recent
+    else:
+        ctx, indexes = LintContext(read_model(Path(path)), path), {}
+        _recent = (key, ctx, indexes) if key is not None else None
     return finding_graph(ctx, Location(**location), indexes=indexes)
 
 
