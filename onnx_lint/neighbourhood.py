@@ -221,6 +221,8 @@ def finding_graph(ctx: LintContext, location: Location, max_nodes: int = MAX_NOD
                 edges.append({"from": f"node:{index.producers[name]}", "to": f"node:{i}", **labeller.edge(name)})
             elif name in graph_inputs:
                 edges.append({"from": terminal("input", name), "to": f"node:{i}", **labeller.edge(name)})
+            elif name in focus_tensors:  # an initializer the finding is about (others are not drawn)
+                edges.append({"from": terminal("initializer", name), "to": f"node:{i}", **labeller.edge(name)})
         for name in node.output:
             if name in graph_outputs:
                 edges.append({"from": f"node:{i}", "to": terminal("output", name), **labeller.edge(name)})

@@ -145,6 +145,16 @@ def test_drawings_of_one_model_index_its_graph_once(tmp_path):
     assert indexes == {path: index} and first != second
 
 
+def test_a_finding_about_an_initializer_draws_it_feeding_its_consumers(tmp_path):
+    _diagnostics, ctx = _lint(defects.weakly_typed_mlp(), tmp_path)
+    drawing = finding_graph(ctx, Location("graph/initializer[0]", tensor="W1"))
+    [w1] = [n for n in drawing["nodes"] if n["kind"] == "initializer"]
+    assert w1["label"] == "W1" and w1["focus"]
+    [edge] = [e for e in drawing["edges"] if e["from"] == w1["id"]]
+    assert edge["tensor"] == "W1" and edge["focus"] and drawing["nodes"][0]["op"] == "MatMul"
+    assert not any(n["label"] == "W2" for n in drawing["nodes"])  # weights nobody asked about stay out
+
+
 def test_an_unknown_graph_path_is_refused(tmp_path):
     _diagnostics, ctx = _lint(defects.healthy_matmul(), tmp_path)
     with pytest.raises(ValueError, match="no graph"):

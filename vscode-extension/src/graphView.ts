@@ -6,7 +6,7 @@ import { escapeHtml } from "./html";
 
 export interface GraphNode {
   id: string;
-  kind: "node" | "input" | "output";
+  kind: "node" | "input" | "output" | "initializer";
   label: string;
   op: string;
   domain?: string;
@@ -47,9 +47,11 @@ function textBox(lines: string[]): { width: number; height: number } {
   return { width: Math.ceil(longest * CHAR_W) + 2 * PAD, height: lines.length * LINE_H + PAD };
 }
 
+const TERMINAL_TITLES = { input: "graph input", output: "graph output", initializer: "initializer" };
+
 function nodeLines(node: GraphNode): string[] {
   if (node.kind !== "node") {
-    return [node.kind === "input" ? "graph input" : "graph output", node.label];
+    return [TERMINAL_TITLES[node.kind], node.label];
   }
   const op = node.domain ? `${node.domain}.${node.op}` : node.op;
   const lines = node.label && node.label !== node.op ? [op, node.label] : [op];
