@@ -220,7 +220,8 @@ async def test_finding_graphs_of_a_200k_node_model_are_bounded_and_quick_once_in
     drawings = [await execute(client, "onnx-lint.findingGraph", big_model.as_uri(), loc) for loc in locations[3:]]
     assert (time.perf_counter() - started) / len(drawings) < 0.5
     for drawing in drawings:
-        assert 1 <= sum(n["kind"] == "node" for n in drawing["nodes"]) <= 24 and any(e["stale"] for e in drawing["edges"])
+        assert 1 <= sum(n["kind"] == "node" for n in drawing["nodes"]) <= 24
+        assert any(e["stale"] for e in drawing["edges"])
 
 
 async def test_text_view_of_an_unreadable_model_is_a_clear_error(client, tmp_path):
