@@ -3,7 +3,7 @@ import * as vscode from "vscode";
 import { ServerConnection, VIEW_SCHEME } from "./client";
 import { FindingGraph } from "./graphView";
 import { QuantizeResult } from "./quantize";
-import { LspDiagnostic, ModelSummary, OpenGraph, QuantizeShown, renderView, toViewDiagnostics, ViewDiagnostic, ViewState } from "./viewHtml";
+import { drawable, LspDiagnostic, ModelSummary, OpenGraph, QuantizeShown, renderView, toViewDiagnostics, ViewDiagnostic, ViewState } from "./viewHtml";
 
 interface Described {
   summary: ModelSummary | null;
@@ -102,10 +102,11 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
         quantize: quantized, ...extra }, resources);
     };
     const drawGraph = async (index: number) => {
-      const location = diagnostics[index]?.location;
-      if (!location) {
+      const diagnostic = diagnostics[index];
+      if (!diagnostic || !drawable(diagnostic)) {
         return;
       }
+      const location = diagnostic.location;
       graph = { index };
       show({ busy: "Drawing…" });
       try {

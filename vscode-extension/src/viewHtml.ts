@@ -108,13 +108,18 @@ function tensorTable(title: string, rows: TensorRow[], derived: boolean): string
 
 const SEVERITY_WORD = { error: "Error", warning: "Warning", info: "Info" };
 
+/** Findings located in a graph can be drawn; a model-level one (an unreadable file) cannot. */
+export function drawable(d: ViewDiagnostic): boolean {
+  return d.location !== null && (d.location.path === "graph" || d.location.path.startsWith("graph/"));
+}
+
 function problemList(state: ViewState, write: string): string {
   if (state.diagnostics.length === 0) {
     return `<p class="clean">No problems.</p>`;
   }
   const items = state.diagnostics.map((d, i) => {
     const open = state.graph?.index === i;
-    const graphButton = d.location
+    const graphButton = drawable(d)
       ? `<button class="secondary show-graph" data-action="graph" data-index="${i}" aria-pressed="${open}"` +
         ` aria-controls="graph">Show in graph</button>`
       : "";

@@ -39,6 +39,7 @@ const diagnostics = toViewDiagnostics([
     fixable: true, key: ["OL001", "graph/output[0]", "Y"], location: { path: "graph/output[0]", tensor: "Y" },
     engine: "onnxruntime-symbolic" } },
   { code: "OL007", message: "underivable", severity: 3 },
+  { code: "OL000", message: "cannot be read", severity: 1, data: { location: { path: "model" } } },
 ]);
 
 const resources = { cspSource: "vscode-resource:", script: "vscode-resource:/out/webview/main.js", style: "vscode-resource:/media/view.css" };
@@ -54,7 +55,8 @@ const state: ViewState = {
 };
 
 test("diagnostics from the server keep severity, fixability and the fix key", () => {
-  assert.deepEqual(diagnostics.map((d) => [d.code, d.severity, d.fixable]), [["OL001", "error", true], ["OL007", "info", false]]);
+  assert.deepEqual(diagnostics.map((d) => [d.code, d.severity, d.fixable]),
+    [["OL001", "error", true], ["OL007", "info", false], ["OL000", "error", false]]);
   assert.deepEqual(diagnostics[0].key, ["OL001", "graph/output[0]", "Y"]);
   assert.deepEqual(diagnostics[0].location, { path: "graph/output[0]", tensor: "Y" });
   assert.equal(diagnostics[0].engine, "onnxruntime-symbolic");
@@ -68,7 +70,7 @@ test("the view shows identity, declared next to derived, and the problems with t
   assert.match(html, /declared &lt;scalar&gt;/);  // escaped
   assert.equal((html.match(/class="fix"/g) ?? []).length, 1);  // only the fixable one
   assert.match(html, /<button id="fix-all" data-action="fixAll">Fix all<\/button>/);
-  // A finding with a location can be drawn; one without (OL007 here) cannot.
+  // A finding located in a graph can be drawn; one without a location (OL007 here) or a model-level one cannot.
   assert.equal((html.match(/data-action="graph"/g) ?? []).length, 1);
   assert.match(html, /<button class="secondary show-graph" data-action="graph" data-index="0"/);
   assert.match(html, /<link rel="stylesheet" href="vscode-resource:\/media\/view.css">/);
