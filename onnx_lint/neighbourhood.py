@@ -23,7 +23,7 @@ from onnx_lint.context import Declaration, LintContext
 from onnx_lint.diagnostics import Location
 from onnx_lint.graphs import GraphScope
 from onnx_lint.inference import ENGINE_ONNX
-from onnx_lint.shapes import TensorInfo, format_info, tensor_info
+from onnx_lint.shapes import format_info, tensor_info
 
 MAX_NODES = 24  # nodes in one drawing: more is unreadable in an editor pane anyway
 MAX_DEPTH = 3  # steps out from the finding
@@ -34,10 +34,11 @@ _ITEM = re.compile(r"^(?P<graph>.+)/(?P<kind>output|input|value_info|node|initia
 
 @dataclass(frozen=True)
 class GraphIndex:
-    """Who produces and who consumes each tensor of one graph (one pass over its nodes)."""
+    """Who produces and who consumes each tensor of one graph, and what it declares for each."""
 
     producers: dict[str, int]
     consumers: dict[str, list[int]]
+    declared: dict[str, onnx.ValueInfoProto] = field(default_factory=dict)
 
     @classmethod
     def build(cls, graph: onnx.GraphProto) -> GraphIndex:
@@ -50,7 +51,11 @@ class GraphIndex:
             for name in node.input:
                 if name:
                     consumers.setdefault(name, []).append(i)
-        return cls(producers, consumers)
+        declared: dict[str, onnx.ValueInfoProto] = {}
+        for values in (graph.input, graph.value_info, graph.output):  # an output's own entry wins
+            for value in values:
+                declared[value.name] = value
+        return cls(producers, consumers, declared)
 
 
 @dataclass
@@ -126,21 +131,13 @@ def split_location(path: str) -> tuple[str, str | None, int | None]:
     return match["graph"], match["kind"], int(match["index"])
 
 
-def _declared(graph: onnx.GraphProto) -> dict[str, TensorInfo | None]:
-    found: dict[str, TensorInfo | None] = {}
-    for values in (graph.input, graph.value_info, graph.output):  # an output's own entry wins
-        for value in values:
-            found[value.name] = tensor_info(value.type) if value.HasField("type") else None
-    return found
-
-
 @dataclass
 class _Labeller:
     """Declared vs derived for each tensor of one graph, the way the rules compared them."""
 
     ctx: LintContext
     scope: GraphScope
-    declared: dict[str, TensorInfo | None]
+    declared: dict[str, onnx.ValueInfoProto]
     untyped: set[str]
     compared: dict[str, Declaration] = field(default_factory=dict)
 
@@ -155,7 +152,8 @@ class _Labeller:
         else:
             derived, engine = self.ctx.oracle.derived(self.scope.path, name)
             stale = False
-        declared = self.declared.get(name)
+        value = self.declared.get(name)
+        declared = tensor_info(value.type) if value is not None and value.HasField("type") else None
         untyped = name in self.untyped
         if untyped:
             engine = ENGINE_ONNX  # the engine that left it untyped, whatever a fallback found later
@@ -195,14 +193,14 @@ def finding_graph(ctx: LintContext, location: Location, max_nodes: int = MAX_NOD
     untyped = {t for g in ctx.untyped_groups if g.graph == graph_path and
                (g.node_index in seed_nodes or location.tensor in g.tensors) for t in g.tensors}
     hood = neighbourhood(graph, index, seed_nodes, seed_tensors, depth=depth, max_nodes=max_nodes)
-    labeller = _Labeller(ctx, scope, _declared(graph), untyped)
+    labeller = _Labeller(ctx, scope, index.declared, untyped)
     drawn = set(hood.nodes)
     focus_tensors = set(seed_tensors)
     nodes: list[dict[str, Any]] = []
     edges: list[dict[str, Any]] = []
     terminals: dict[str, dict[str, Any]] = {}
     graph_inputs = {v.name for v in graph.input}
-    graph_outputs = [v.name for v in graph.output]
+    graph_outputs = {v.name for v in graph.output}
 
     def terminal(kind: str, name: str) -> str:
         key = f"{kind}:{name}"
