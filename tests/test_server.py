@@ -6,6 +6,7 @@ import asyncio
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -196,6 +197,31 @@ async def test_describe_model_gives_the_model_view_its_data(client, tmp_path):
     await execute(client, "onnx-lint.fixAll", model.as_uri())
     after = await execute(client, "onnx-lint.describeModel", model.as_uri())
     assert after["summary"]["outputs"][0]["declared"] == "float[batch, 8]" and after["diagnostics"] == []
+
+
+async def test_finding_graph_draws_a_diagnostics_neighbourhood_from_its_data(client, tmp_path):
+    model = _save(defects.weakly_typed_mlp(), tmp_path / "weak.onnx")
+    described = await execute(client, "onnx-lint.describeModel", model.as_uri())
+    ol001 = next(d for d in described["diagnostics"] if d["code"] == "OL001")
+    drawing = await execute(client, "onnx-lint.findingGraph", model.as_uri(), ol001["data"]["location"])
+    [stale] = [e for e in drawing["edges"] if e["stale"]]
+    assert (stale["tensor"], stale["declared"], stale["derived"]) == ("Y", "FLOAT[]", "FLOAT[batch, 8]")
+    assert stale["to"] == "output:Y" and stale["engine"] == "onnxruntime-symbolic"
+    with pytest.raises(Exception, match="cannot draw this finding"):
+        await execute(client, "onnx-lint.findingGraph", model.as_uri(), {"path": "graph/node[7]/body/output[0]"})
+
+
+async def test_finding_graphs_of_a_200k_node_model_are_bounded_and_quick_once_indexed(client, big_model):
+    described = await execute(client, "onnx-lint.describeModel", big_model.as_uri())
+    locations = [d["data"]["location"] for d in described["diagnostics"][:5]]
+    for location in locations[:3]:  # each worker indexes the graph once (the pool hands jobs round robin)
+        await execute(client, "onnx-lint.findingGraph", big_model.as_uri(), location)
+    started = time.perf_counter()
+    drawings = [await execute(client, "onnx-lint.findingGraph", big_model.as_uri(), loc) for loc in locations[3:]]
+    assert (time.perf_counter() - started) / len(drawings) < 0.5
+    for drawing in drawings:
+        assert 1 <= sum(n["kind"] == "node" for n in drawing["nodes"]) <= 24
+        assert any(e["stale"] for e in drawing["edges"])
 
 
 async def test_text_view_of_an_unreadable_model_is_a_clear_error(client, tmp_path):

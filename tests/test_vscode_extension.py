@@ -55,6 +55,7 @@ def built_extension() -> Path:
     tests = _run([npm, "test"], EXTENSION, timeout=300)
     assert "# fail 0" in tests.stdout and "# pass" in tests.stdout, tests.stdout
     VSIX.unlink(missing_ok=True)
+    shutil.rmtree(EXTENSION / "out")  # `vsce package` alone must build it (the vscode:prepublish script)
     _run([npm, "run", "package"], EXTENSION, timeout=300)
     return VSIX
 
@@ -71,9 +72,17 @@ def test_vsix_packages_the_compiled_extension_for_vscode_1_100(built_extension):
     titles = {c["command"]: c["title"] for c in manifest["contributes"]["commands"]}
     assert titles["onnxLint.showModelText"] == "Show model as text" and "onnxLint.restartServer" in titles
     assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] == "limited"
+    # The model view's own script and stylesheet, the layout library, the ONNX text grammar.
+    assert {"extension/out/webview/main.js", "extension/media/view.css", "extension/node_modules/@dagrejs/dagre/dist/dagre.cjs",
+            "extension/syntaxes/onnx-text.tmLanguage.json"} <= names
+    [language] = manifest["contributes"]["languages"]
+    assert language["id"] == "onnx-text" and "*.onnx.txt" in language["filenamePatterns"]
+    assert manifest["contributes"]["grammars"][0]["language"] == "onnx-text"
+    assert "vscode:prepublish" in manifest["scripts"]
+    assert built_extension.stat().st_size < 1_000_000  # small: no bundler, but no stray copies either
 
 
-def test_end_to_end_in_code_server_open_see_problems_fix_all(built_extension, tmp_path):
+def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_extension, tmp_path):
     node = _require("node")
     chromium = _require("chromium", "/usr/bin/chromium")
     _run(["bash", str(EXTENSION / "e2e" / "install-code-server.sh"), str(CODE_SERVER_PREFIX)], REPO, timeout=1500)
@@ -96,19 +105,68 @@ def test_end_to_end_in_code_server_open_see_problems_fix_all(built_extension, tm
 
     # The model view: declared next to derived, and both findings with their buttons.
     assert seen["outputs"] == ["Y\tFLOAT[]\tFLOAT[batch, 8] (onnxruntime-symbolic)"]
-    assert [p.split()[0] for p in seen["viewProblems"]] == ["OL001", "OL003"]
+    assert [p.split()[:2] for p in seen["viewProblems"]] == [["ERROR", "OL001"], ["WARNING", "OL003"]]
     assert "onnx-lint-examples" in seen["identity"] and "com.microsoft 1" in seen["identity"]
     # The Problems panel: the file and its two entries, from onnx-lint, with their codes.
     rows = "\n".join(seen["problems"])
     assert "weak.onnx" in rows and "OL001" in rows and "OL003" in rows and rows.count("onnx-lint") == 2
-    # "Show model as text": the same findings on the real lines of the textual view.
+
+    # OL001 in its graph: the node computing the stale output is drawn and highlighted, the output's
+    # edge says what the file declares and what the graph computes, and which engine derived it.
+    graph = seen["graph"]
+    assert graph["title"] == "OL001 in its graph" and "graph/output[0] 'Y'" in graph["where"]
+    assert "derived by onnxruntime-symbolic" in graph["where"]
+    focus = {n["op"]: n for n in graph["focusNodes"]}
+    assert set(focus) == {"Add", "output"} and "Add_2" in focus["Add"]["text"] and "Y" in focus["output"]["text"]
+    assert focus["Add"]["strokeWidth"] == "3px"
+    assert "declared FLOAT[]" in graph["staleEdge"] and "derived FLOAT[batch, 8]" in graph["staleEdge"]
+    assert {"MatMul", "Gelu", "Add"} <= set(graph["nodeOps"])
+    assert graph["focused"] == "graph-title"  # the keyboard lands on the drawing
+    # Light, then dark: the open view follows the theme through VS Code's --vscode-* variables.
+    light, dark = seen["light"], seen["dark"]
+    assert "vscode-light" in light["bodyClass"] and "vscode-dark" in dark["bodyClass"]
+    assert _luminance(light["background"]) > 0.8 > 0.25 > _luminance(dark["background"])
+    assert _luminance(light["foreground"]) < 0.3 < 0.6 < _luminance(dark["foreground"])
+    for key in ("staleStroke", "buttonBackground", "nodeFill"):
+        assert light[key] != dark[key] and light[key] not in ("", "none"), (key, light[key], dark[key])
+    assert light["variables"] and light["variables"] != dark["variables"]
+    contrast = seen["highContrast"]
+    assert "vscode-high-contrast" in contrast["bodyClass"] and _luminance(contrast["background"]) < 0.05
+    assert _luminance(contrast["buttonBorder"]) > 0.3  # the theme's contrast border around buttons
+    # Keyboard: the arrow keys moved from one drawn element to the next, each described in words.
+    # Top down, as data flows: from the graph input X to the label of its edge.
+    assert seen["keyboard"][0] == "graph input, X" and seen["keyboard"][1].startswith("tensor X, declared FLOAT[batch, 16]")
+
+    # "Show model as text": the same findings on the real lines of the textual view, one entry each
+    # (the model's own entries leave the panel while the view shows them), and coloured tokens.
     text_rows = "\n".join(seen["textProblems"])
     assert "weak.onnx.txt" in text_rows and "[Ln 6, Col 39]" in text_rows  # 'Y' in the graph header
+    assert text_rows.count("OL001") == 1 and text_rows.count("OL003") == 1
+    assert "ONNX text" in seen["language"]
+    closed = "\n".join(seen["problemsTextClosed"])
+    assert closed.count("OL001") == 1 and closed.count("OL003") == 1 and ".txt" not in closed
+    colours, plain = seen["tokens"]["colours"], seen["tokens"]["plain"]
+    for token in ("MatMul", "float", "example", "Gelu"):
+        assert colours.get(token) not in (None, plain), (token, colours.get(token), plain)
+    assert colours["MatMul"] != colours["float"] != colours["example"]
     # After "Fix all": the file on disk is fixed and the panel is empty.
     assert "No problems have been detected" in seen["problemsAfter"]
     assert seen["outputsAfter"] == ["Y\tFLOAT[batch, 8]\tFLOAT[batch, 8] (onnxruntime-symbolic)"]
     fixed = onnx.load(model)
     onnx.checker.check_model(fixed, full_check=True)
     assert [d.dim_param or d.dim_value for d in fixed.graph.output[0].type.tensor_type.shape.dim] == ["batch", 8]
+    # Quantize from the view: the accuracy table in the view, and the written model opened beside it.
+    quantized = seen["quantize"]
+    assert quantized["headers"][:3] == ["output", "shape", "cosine similarity"] and "max abs error" in quantized["headers"]
+    [row] = quantized["rows"]
+    assert row.startswith("Y\t") and (model.parent / "weak.int8-fp16.onnx").is_file()
+    assert quantized["opened"] == "weak.int8-fp16.onnx"  # its own model view, beside
+    assert "random" in quantized["text"]  # the loud warning about random calibration
     shots = {Path(p).stem.split("-", 1)[1] for p in seen["screenshots"]}
-    assert shots >= {"model-view", "problems-panel", "text-view", "fixed"}
+    assert shots >= {"model-view", "problems-panel", "graph-light", "graph-dark", "text-view", "fixed", "quantized"}
+
+
+def _luminance(css: str) -> float:
+    """Relative brightness (0 black .. 1 white) of a CSS ``rgb(r, g, b)`` colour."""
+    r, g, b = (int(x) for x in css[css.index("(") + 1:css.index(")")].split(",")[:3])
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255

@@ -8,12 +8,14 @@ asked to stop.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from onnx_lint.context import LintContext
+from onnx_lint.diagnostics import Location
 from onnx_lint.errors import FixError
 from onnx_lint.fixer import plan_fix, write_fix
 from onnx_lint.graphs import ROOT
@@ -47,9 +49,26 @@ def model_summary(ctx: LintContext) -> dict:
     }
 
 
+# The last linted model's context (and the graph indexes its drawings built), so that drawing its
+# findings after the lint (the model view's usual next requests) needs no second inference and no
+# second pass over the graph. One entry: bounded memory.
+_recent: tuple[tuple, LintContext, dict] | None = None
+
+
+def _file_key(path: str) -> tuple | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None  # the lint itself says what is wrong with the file
+    return (path, stat.st_size, stat.st_mtime_ns, stat.st_ino)
+
+
 def lint_job(path: str, enabled: list[str], *, emit: Emit, cancelled: Check) -> dict:
     """Diagnostics of one file (an unreadable file gives its single OL000 diagnostic) and its summary."""
+    global _recent
+    key = _file_key(path)
     result, ctx = lint_file(Path(path), path, ALL_RULES, set(enabled).__contains__)
+    _recent = (key, ctx, {}) if ctx is not None and key is not None else None
     summary = None
     if ctx is not None:
         try:
@@ -58,6 +77,20 @@ def lint_job(path: str, enabled: list[str], *, emit: Emit, cancelled: Check) -> 
             result.internal_errors.append(f"{path}: no model summary: {type(exc).__name__}: {exc}")
     return {"diagnostics": [d.to_record() for d in result.diagnostics], "errors": result.internal_errors,
             "notes": result.notes, "summary": summary}
+
+
+def graph_job(path: str, location: dict, *, emit: Emit, cancelled: Check) -> dict:
+    """The drawing of one finding's neighbourhood (see ``onnx_lint.neighbourhood``)."""
+    from onnx_lint.neighbourhood import finding_graph  # here, not at the top: the server process imports this module
+
+    global _recent
+    key = _file_key(path)
+    if _recent is not None and key is not None and _recent[0] == key:
+        _key, ctx, indexes = _recent
+    else:
+        ctx, indexes = LintContext(read_model(Path(path)), path), {}
+        _recent = (key, ctx, indexes) if key is not None else None
+    return finding_graph(ctx, Location(**location), indexes=indexes)
 
 
 def view_job(path: str, *, emit: Emit, cancelled: Check) -> dict:

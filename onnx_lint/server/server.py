@@ -625,6 +625,20 @@ def create_server() -> OnnxLintServer:
                 "diagnostics": [ls.protocol._converter.unstructure(d)
                                 for d in ls.diagnostics_for(outcome, uri, path, None)]}
 
+    @server.command("onnx-lint.findingGraph")
+    async def finding_graph(ls: OnnxLintServer, *arguments: Any) -> dict:
+        """The neighbourhood of one finding, for drawing: (model URI, the diagnostic's data.location)."""
+        path = _path_argument(arguments)
+        location = arguments[1] if len(arguments) > 1 else None
+        if not isinstance(location, dict) or not isinstance(location.get("path"), str):
+            raise JsonRpcException("expected the diagnostic's data.location as the second argument", code=-32602)
+        fields = {k: location.get(k) for k in ("path", "tensor", "node", "op_type")}
+        try:
+            return await ls.pool.run(jobs.graph_job, str(path), fields, timeout=ls.settings.lint_timeout)
+        except (JobFailed, WorkerCrashed, asyncio.TimeoutError) as exc:
+            raise JsonRpcException(f"{path.name}: cannot draw this finding: {exc or 'timed out'}",
+                                   code=REQUEST_FAILED) from None
+
     @server.command("onnx-lint.quantize")
     async def quantize(ls: OnnxLintServer, *arguments: Any) -> dict:
         path = _path_argument(arguments)

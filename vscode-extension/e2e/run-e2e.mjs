@@ -1,6 +1,8 @@
 // End to end in a real VS Code: code-server 4.100.3 with the built .vsix, driven by playwright-core in
 // Debian's Chromium. Opens a binary weakly-typed model, checks the model view and the Problems panel,
-// clicks "Fix all", checks the file on disk and the empty Problems panel. Screenshots of each step.
+// opens a finding's graph (light theme, then dark), opens the textual view (coloured tokens, one
+// Problems entry per finding), clicks "Fix all", checks the file on disk and the empty Problems panel.
+// Screenshots of each step.
 //
 // Environment: CODE_SERVER, VSIX, WORKSPACE, MODEL, PYTHON, SCREENSHOTS, RESULT, CHROMIUM (optional).
 import { spawn, spawnSync } from "node:child_process";
@@ -41,6 +43,8 @@ fs.writeFileSync(path.join(userData, "User", "settings.json"), JSON.stringify({
   "update.mode": "none",
   "window.restoreWindows": "none",
   "problems.autoReveal": true,
+  "onnxLint.quantize.output": path.join(workspace, "weak.int8-fp16.onnx"),
+  "workbench.colorTheme": "Default Light Modern",
 }, null, 2));
 const childEnv = { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), XDG_DATA_HOME: path.join(home, ".local") };
 
@@ -124,7 +128,8 @@ try {
     await page.keyboard.press("Control+W");
     await page.waitForTimeout(2000);
   }
-  const view = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  // The first webview is this model's view (quantizing opens a second one, for the written model).
+  const view = page.frameLocator("iframe.webview.ready").first().frameLocator("iframe#active-frame");
   const outputs = view.locator("table.outputs");
   await outputs.waitFor({ timeout: 120_000 });
   await view.locator("ul.diagnostics li").first().waitFor({ timeout: 120_000 });
@@ -142,6 +147,84 @@ try {
   step("Problems panel lists the diagnostics");
   await shot("problems-panel");
 
+  // A finding in its graph: the stale output's node, highlighted, its edge labelled declared vs derived.
+  await view.locator("ul.diagnostics li", { hasText: "OL001" }).locator("button.show-graph").click();
+  const svg = view.locator("svg.finding-graph");
+  await svg.waitFor({ timeout: 120_000 });
+  const staleEdge = svg.locator('g.edge.stale[data-tensor="Y"]');
+  result.graph = {
+    title: await view.locator("#graph-title").innerText(),
+    where: await view.locator("#graph p.where").innerText(),
+    focusNodes: await svg.locator("g.node.focus").evaluateAll((nodes) => nodes.map((n) => ({
+      op: n.getAttribute("data-op"), kind: n.getAttribute("class"), text: n.textContent,
+      stroke: getComputedStyle(n.querySelector("rect")).stroke, strokeWidth: getComputedStyle(n.querySelector("rect")).strokeWidth }))),
+    staleEdge: await staleEdge.textContent(),
+    nodeOps: await svg.locator("g.node").evaluateAll((nodes) => nodes.map((n) => n.getAttribute("data-op"))),
+    focused: await view.locator("body").evaluate(() => document.activeElement?.id ?? ""),
+  };
+  const themeColours = () => view.locator("body").evaluate((body) => {
+    const path = document.querySelector('svg.finding-graph g.edge.stale[data-tensor="Y"] path');
+    const button = document.querySelector("button#fix-all");
+    return {
+      bodyClass: body.className,
+      background: getComputedStyle(body).backgroundColor,
+      foreground: getComputedStyle(body).color,
+      staleStroke: getComputedStyle(path).stroke,
+      buttonBackground: getComputedStyle(button).backgroundColor,
+      nodeFill: getComputedStyle(document.querySelector("svg.finding-graph g.node:not(.focus) rect")).fill,
+      variables: getComputedStyle(document.documentElement).getPropertyValue("--vscode-editor-background").trim(),
+    };
+  });
+  result.light = await themeColours();
+  step("a finding's graph highlights the stale output's node with declared and derived shapes");
+  // The screenshots show the drawing: the panel is hidden and the view scrolled to it.
+  await page.keyboard.press("Control+J");
+  await view.locator("#graph-title").evaluate((title) => title.scrollIntoView());
+  await page.waitForTimeout(500);
+  await shot("graph-light");
+
+  // Keyboard: arrow keys walk the drawn nodes and edge labels, each of which says what it is.
+  const described = () => view.locator("body").evaluate(() => document.activeElement?.getAttribute("aria-label") ?? "");
+  await svg.locator("g.node.input").focus();
+  const before = await described();
+  await page.keyboard.press("ArrowDown");
+  result.keyboard = [before, await described()];
+  step("arrow keys move through the drawing");
+
+  // Themes, picked as a user does (Preferences: Color Theme): the open view follows each
+  // (VS Code restyles webviews through the --vscode-* variables).
+  const pickTheme = async (label) => {
+    await page.locator(".part.sidebar").click({ position: { x: 150, y: 400 } });
+    await page.keyboard.press("F1");
+    const quickInput = page.locator(".quick-input-widget input");
+    await quickInput.waitFor({ timeout: 30_000 });
+    await quickInput.fill(">Preferences: Color Theme");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: /^Preferences: Color Theme/ }).first().click();
+    const row = page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first();
+    await row.waitFor({ timeout: 30_000 });
+    await row.click();
+  };
+  await pickTheme(/^Dark Modern/);
+  await view.locator("body.vscode-dark").waitFor({ timeout: 60_000 });
+  await page.waitForTimeout(1000);
+  result.dark = await themeColours();
+  step("the view follows the dark theme");
+  await shot("graph-dark");
+  await pickTheme(/^Dark High Contrast/);
+  await view.locator("body.vscode-high-contrast").waitFor({ timeout: 60_000 });
+  await page.waitForTimeout(1000);
+  result.highContrast = { ...(await themeColours()), buttonBorder: await view.locator("button#quantize").evaluate(
+    (b) => getComputedStyle(b).borderTopColor) };
+  step("the view follows the high-contrast theme");
+  await pickTheme(/^Dark Modern/);
+  await view.locator("body.vscode-dark:not(.vscode-high-contrast)").waitFor({ timeout: 60_000 });
+  // Escape closes the drawing.
+  await view.locator("#graph-title").focus();
+  await page.keyboard.press("Escape");
+  await view.locator("#graph").waitFor({ state: "detached", timeout: 30_000 });
+  step("Escape closes the drawing");
+  await page.keyboard.press("Control+Shift+M");
+
   // "Show model as text": the server's textual view, where the diagnostics sit on real lines.
   await view.locator("button#show-text").click();
   const textTab = page.locator('.tabs-container .tab[aria-label*="weak.onnx.txt"]');
@@ -150,10 +233,34 @@ try {
     "the textual view's text");
   await waitFor(async () => /weak\.onnx\.txt[\s\S]*Ln 6/.test((await markers.allInnerTexts()).join("\n")),
     "the textual view's diagnostics on real lines");
+  // One entry per finding: with the textual view open, its entries (on lines) replace the model's.
+  await waitFor(async () => !/weak\.onnx\b(?!\.txt)/.test((await markers.allInnerTexts()).join("\n")),
+    "the model's own entries to leave while the textual view shows them", 30_000);
   result.textProblems = await markers.allInnerTexts();
   step("textual view shows the diagnostics on real lines");
+  // Its tokens are coloured by the ONNX text grammar.
+  result.language = await page.locator(".part.statusbar").innerText();
+  result.tokens = await page.locator(".monaco-editor .view-lines").first().evaluate((lines) => {
+    const colours = {};
+    for (const span of lines.querySelectorAll("span > span")) {
+      const text = span.textContent.trim();
+      if (text && !(text in colours)) colours[text] = getComputedStyle(span).color;
+    }
+    const plain = lines.querySelector("span > span.mtk1");
+    return { colours, plain: plain ? getComputedStyle(plain).color : "" };
+  });
+  step("the textual view's tokens are coloured");
   await shot("text-view");
+  // Closing the textual view brings the model's own entries back: still one entry per finding.
+  await textTab.locator(".tab-actions .action-label").click();
+  await waitFor(async () => {
+    const rows = (await markers.allInnerTexts()).join("\n");
+    return !rows.includes("weak.onnx.txt") && rows.includes("[Ln 1, Col 1]") && rows;
+  }, "the model's entries back in the Problems panel", 60_000);
+  result.problemsTextClosed = await markers.allInnerTexts();
+  step("with the textual view closed the model's entries are back");
   await page.locator('.tabs-container .tab[aria-label^="weak.onnx,"], .tabs-container .tab[aria-label="weak.onnx"]').first().click();
+  await view.locator("button#fix-all").waitFor({ timeout: 30_000 });
 
   await view.locator("button#fix-all").click();
   step("clicked Fix all");
@@ -169,6 +276,26 @@ try {
   result.outputsAfter = await outputs.locator("tbody tr").allInnerTexts();
   step("Problems panel is empty");
   await shot("fixed");
+
+  // Quantize from the view: its report (the accuracy table) appears in the view, the written model opens.
+  await view.locator("button#quantize").click();
+  const random = page.locator(".quick-input-list .monaco-list-row", { hasText: /^Calibrate on random inputs/ });
+  await random.waitFor({ timeout: 30_000 });
+  await random.click();
+  const report = view.locator("section.quantize-report");
+  await report.waitFor({ timeout: 240_000 });
+  result.quantize = {
+    headers: await report.locator("table.quantize-outputs th").allInnerTexts(),
+    rows: await report.locator("table.quantize-outputs tbody tr").allInnerTexts(),
+    text: await report.innerText(),
+  };
+  await page.locator('.tabs-container .tab[aria-label^="weak.int8-fp16.onnx"]').waitFor({ timeout: 60_000 });
+  const written = page.frameLocator("iframe.webview.ready").nth(1).frameLocator("iframe#active-frame");
+  await written.locator("table.outputs").waitFor({ timeout: 120_000 });
+  result.quantize.opened = await written.locator("h1").innerText();
+  step("quantize shows its report in the view and opens the written model");
+  await report.evaluate((section) => section.scrollIntoView());
+  await shot("quantized");
   result.ok = true;
 } catch (error) {
   result.error = String(error?.stack || error);

@@ -2,7 +2,7 @@ import * as vscode from "vscode";
 import { ServerConnection, VIEW_SCHEME } from "./client";
 import { ModelEditorProvider } from "./modelEditor";
 import { quantize } from "./quantize";
-import { TextViewProvider } from "./textView";
+import { modelOfView, TextViewProvider } from "./textView";
 
 let connection: ServerConnection | undefined;
 
@@ -17,7 +17,7 @@ function targetModel(argument: unknown): vscode.Uri | undefined {
   }
   const editor = vscode.window.activeTextEditor?.document.uri;
   if (editor?.scheme === VIEW_SCHEME) {
-    return vscode.Uri.file(editor.path.replace(/\.txt$/, ""));
+    return modelOfView(editor);
   }
   void vscode.window.showWarningMessage("onnx-lint: open an .onnx model first.");
   return undefined;
@@ -30,7 +30,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const textViews = new TextViewProvider(server);
   const showText = (uri: vscode.Uri) => textViews.open(uri);
   const problems = vscode.languages.createDiagnosticCollection("onnx-lint");
-  const models = new ModelEditorProvider(server, problems, { quantize: (uri) => quantize(server, uri), showText });
+  const models = new ModelEditorProvider(server, problems, context.extensionUri,
+    { quantize: (uri) => quantize(server, uri), showText });
+  // One entry per finding: the textual view's entries replace the model's while a tab shows it.
+  const viewTabsChanged = (event: vscode.TabChangeEvent) => {
+    for (const tab of [...event.opened, ...event.closed]) {
+      if (tab.input instanceof vscode.TabInputText && tab.input.uri.scheme === VIEW_SCHEME) {
+        models.syncProblems(modelOfView(tab.input.uri));
+      }
+    }
+  };
 
   context.subscriptions.push(
     output, server, problems,
@@ -59,8 +68,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand("onnxLint.quantize", async (uri?: vscode.Uri) => {
       const model = targetModel(uri);
-      if (model) {
-        await quantize(server, model);
+      const result = model && await quantize(server, model);
+      if (model && result) {
+        await models.showQuantized(model, result);
       }
     }),
     vscode.commands.registerCommand("onnxLint.restartServer", async () => {
@@ -68,6 +78,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await models.refresh();
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => void models.refresh()),
+    vscode.window.tabGroups.onDidChangeTabs(viewTabsChanged),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       if (event.affectsConfiguration("onnxLint.interpreter") || event.affectsConfiguration("onnxLint.serverArgs")) {
         await server.restart();

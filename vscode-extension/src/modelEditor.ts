@@ -1,12 +1,28 @@
-import * as crypto from "crypto";
 import * as path from "path";
 import * as vscode from "vscode";
-import { ServerConnection } from "./client";
-import { LspDiagnostic, ModelSummary, renderView, toViewDiagnostics, ViewDiagnostic, ViewState } from "./viewHtml";
+import { ServerConnection, VIEW_SCHEME } from "./client";
+import { FindingGraph } from "./graphView";
+import { QuantizeResult } from "./quantize";
+import { drawable, LspDiagnostic, ModelSummary, OpenGraph, QuantizeShown, renderView, toViewDiagnostics, ViewDiagnostic, ViewState } from "./viewHtml";
 
 interface Described {
   summary: ModelSummary | null;
   diagnostics: LspDiagnostic[];
+}
+
+interface Panel {
+  render(): Promise<void>;
+  showQuantized(shown: QuantizeShown): void;
+}
+
+/**
+ * Whether a tab shows the textual view of a model. Tabs, not documents: the language client drops a
+ * view's pulled entries when its last tab closes, while VS Code may keep the document for a while.
+ */
+export function textViewOpen(model: vscode.Uri): boolean {
+  const viewPath = `${model.fsPath}.txt`;
+  return vscode.window.tabGroups.all.some((group) => group.tabs.some((tab) =>
+    tab.input instanceof vscode.TabInputText && tab.input.uri.scheme === VIEW_SCHEME && tab.input.uri.path === viewPath));
 }
 
 /**
@@ -14,15 +30,19 @@ interface Described {
  *
  * It also owns the Problems panel entries of the models it shows: VS Code sends no didOpen for a
  * binary file, and vscode-languageclient 9 pulls diagnostics only for tabs that exist when it starts
- * (a custom-editor tab opened later waits for a didOpen that never comes).
+ * (a custom-editor tab opened later waits for a didOpen that never comes). One entry per finding:
+ * while a model's textual view is open, its entries (on real lines) stand for the findings and the
+ * model's own are withdrawn (README, "One entry per finding").
  */
 export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider {
   static readonly viewType = "onnxLint.model";
-  private readonly panels = new Map<string, Set<() => Promise<void>>>();
+  private readonly panels = new Map<string, Set<Panel>>();
+  private readonly modelProblems = new Map<string, vscode.Diagnostic[]>();
 
   constructor(private readonly server: ServerConnection, private readonly problems: vscode.DiagnosticCollection,
+    private readonly extensionUri: vscode.Uri,
     private readonly actions: {
-    quantize(uri: vscode.Uri): Promise<void>;
+    quantize(uri: vscode.Uri): Promise<QuantizeResult | undefined>;
     showText(uri: vscode.Uri): Promise<void>;
   }) {}
 
@@ -32,33 +52,89 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
 
   /** Re-render every open view of a model (after a fix, a change on disk, a trust change). */
   async refresh(uri?: vscode.Uri): Promise<void> {
-    for (const [key, renders] of this.panels) {
+    for (const [key, panels] of this.panels) {
       if (!uri || key === uri.toString()) {
-        await Promise.all([...renders].map((render) => render()));
+        await Promise.all([...panels].map((panel) => panel.render()));
       }
     }
   }
 
+  /** Put a model's entries in the Problems panel, unless its textual view shows them already. */
+  syncProblems(uri: vscode.Uri): void {
+    const entries = this.modelProblems.get(uri.toString());
+    if (entries && this.panels.get(uri.toString())?.size && !textViewOpen(uri)) {
+      this.problems.set(uri, entries);
+    } else {
+      this.problems.delete(uri);
+    }
+  }
+
+  /** Show a quantize report in the model's views (opening one if none is). */
+  async showQuantized(uri: vscode.Uri, result: QuantizeResult): Promise<void> {
+    if (!this.panels.get(uri.toString())?.size) {
+      await vscode.commands.executeCommand("vscode.openWith", uri, ModelEditorProvider.viewType);
+    }
+    for (const panel of this.panels.get(uri.toString()) ?? []) {
+      panel.showQuantized({ report: result.report ?? { output: result.output }, warnings: result.warnings ?? [] });
+    }
+    await vscode.commands.executeCommand("vscode.openWith", vscode.Uri.file(result.output), ModelEditorProvider.viewType,
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });
+  }
+
   async resolveCustomEditor(document: vscode.CustomDocument, panel: vscode.WebviewPanel): Promise<void> {
     const uri = document.uri;
+    const key = uri.toString();
     const file = path.basename(uri.fsPath);
-    panel.webview.options = { enableScripts: true };
+    const media = vscode.Uri.joinPath(this.extensionUri, "media");
+    const scripts = vscode.Uri.joinPath(this.extensionUri, "out", "webview");
+    panel.webview.options = { enableScripts: true, localResourceRoots: [media, scripts] };
+    const resources = {
+      cspSource: panel.webview.cspSource,
+      script: panel.webview.asWebviewUri(vscode.Uri.joinPath(scripts, "main.js")).toString(),
+      style: panel.webview.asWebviewUri(vscode.Uri.joinPath(media, "view.css")).toString(),
+    };
     let diagnostics: ViewDiagnostic[] = [];
     let summary: ModelSummary | null = null;
+    let graph: OpenGraph | undefined;
+    let quantized: QuantizeShown | undefined;
     const show = (extra: Partial<ViewState> = {}) => {
-      const nonce = crypto.randomBytes(16).toString("base64");
-      panel.webview.html = renderView({ file, summary, diagnostics, trusted: vscode.workspace.isTrusted, ...extra },
-        nonce, panel.webview.cspSource);
+      panel.webview.html = renderView({ file, summary, diagnostics, trusted: vscode.workspace.isTrusted, graph,
+        quantize: quantized, ...extra }, resources);
+    };
+    const drawGraph = async (index: number) => {
+      const diagnostic = diagnostics[index];
+      if (!diagnostic || !drawable(diagnostic)) {
+        return;
+      }
+      const location = diagnostic.location;
+      graph = { index };
+      show({ busy: "Drawing…" });
+      try {
+        graph.drawing = await this.server.command<FindingGraph>("onnx-lint.findingGraph", key, location);
+      } catch (error) {
+        graph.error = `onnx-lint: ${(error as Error).message}`;
+      }
+      show();
     };
     const render = async () => {
       try {
-        const described = await this.server.command<Described>("onnx-lint.describeModel", uri.toString());
+        const described = await this.server.command<Described>("onnx-lint.describeModel", key);
         summary = described.summary;
+        const before = graph === undefined ? undefined : diagnostics[graph.index];
         diagnostics = toViewDiagnostics(described.diagnostics);
         const converter = this.server.client?.protocol2CodeConverter;
         if (converter) {
-          this.problems.set(uri, await converter.asDiagnostics(described.diagnostics as never));
+          this.modelProblems.set(key, await converter.asDiagnostics(described.diagnostics as never));
+          this.syncProblems(uri);
         }
+        // The drawn finding survives a re-lint if it is still there; otherwise the drawing closes.
+        const again = before === undefined ? -1
+          : diagnostics.findIndex((d) => JSON.stringify(d.key) === JSON.stringify(before.key));
+        if (again >= 0 && graph) {
+          await drawGraph(again);
+          return;
+        }
+        graph = undefined;
         show();
       } catch (error) {
         show({ error: `onnx-lint: ${(error as Error).message}` });
@@ -73,12 +149,18 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
       }
       await render();
     };
+    const entry: Panel = {
+      render,
+      showQuantized: (shown) => {
+        quantized = shown;
+        show();
+      },
+    };
 
-    const key = uri.toString();
     if (!this.panels.has(key)) {
       this.panels.set(key, new Set());
     }
-    this.panels.get(key)!.add(render);
+    this.panels.get(key)!.add(entry);
     const watcher = vscode.workspace.createFileSystemWatcher(
       new vscode.RelativePattern(vscode.Uri.file(path.dirname(uri.fsPath)), path.basename(uri.fsPath)));
     let pending: NodeJS.Timeout | undefined;
@@ -90,20 +172,28 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
       watcher, watcher.onDidChange(changed), watcher.onDidCreate(changed),
       this.server.onDidStart(() => void render()),
       panel.webview.onDidReceiveMessage((message: { type: string; index?: number }) => {
+        const index = message.index;
         if (message.type === "fixAll") {
           void run("Fixing…", () => this.server.command("onnx-lint.fixAll", key));
-        } else if (message.type === "fix" && message.index !== undefined && diagnostics[message.index]) {
-          void run("Fixing…", () => this.server.command("onnx-lint.fix", key, diagnostics[message.index!].key));
+        } else if (message.type === "fix" && index !== undefined && diagnostics[index]) {
+          void run("Fixing…", () => this.server.command("onnx-lint.fix", key, diagnostics[index].key));
+        } else if (message.type === "graph" && index !== undefined) {
+          void drawGraph(index);
+        } else if (message.type === "closeGraph") {
+          graph = undefined;
+          show();
         } else if (message.type === "quantize") {
-          void this.actions.quantize(uri);
+          void this.actions.quantize(uri).then((result) => result && this.showQuantized(uri, result));
         } else if (message.type === "showText") {
           void this.actions.showText(uri);
         }
       }),
     ];
     panel.onDidDispose(() => {
-      this.panels.get(key)?.delete(render);
+      this.panels.get(key)?.delete(entry);
       if (this.panels.get(key)?.size === 0) {
+        this.panels.delete(key);
+        this.modelProblems.delete(key);
         this.problems.delete(uri);  // like closing a file: its problems leave the panel
       }
       subscriptions.forEach((s) => s.dispose());

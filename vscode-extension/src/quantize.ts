@@ -2,32 +2,34 @@ import * as path from "path";
 import * as vscode from "vscode";
 import { ServerConnection } from "./client";
 
-interface QuantizeResult {
+/** The server's answer to `onnx-lint.quantize`; `report` is the JSON of `--report` (fields grow over time). */
+export interface QuantizeResult {
   output: string;
   summary: string;
   warnings: string[];
+  report?: Record<string, unknown>;
 }
 
 const RANDOM = "Calibrate on random inputs (the accuracy figures then say nothing about real data)";
 const CHOOSE = "Choose calibration data (.npz or .npy)…";
 
-/** Ask (or read from settings) the calibration data and the output, run the server's quantize, show the table. */
-export async function quantize(server: ServerConnection, model: vscode.Uri): Promise<void> {
+/** Ask (or read from settings) the calibration data and the output, run the server's quantize; its result. */
+export async function quantize(server: ServerConnection, model: vscode.Uri): Promise<QuantizeResult | undefined> {
   if (!vscode.workspace.isTrusted) {
     void vscode.window.showWarningMessage("onnx-lint does not write files in an untrusted workspace.");
-    return;
+    return undefined;
   }
   const config = vscode.workspace.getConfiguration("onnxLint.quantize");
   let calibrationData = config.get<string>("calibrationData") || undefined;
   if (!calibrationData) {
     const choice = await vscode.window.showQuickPick([CHOOSE, RANDOM], { title: "Quantize INT8+FP16: calibration data" });
     if (!choice) {
-      return;
+      return undefined;
     }
     if (choice === CHOOSE) {
       const picked = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { "Calibration data": ["npz", "npy"] } });
       if (!picked?.length) {
-        return;
+        return undefined;
       }
       calibrationData = picked[0].fsPath;
     }
@@ -37,7 +39,7 @@ export async function quantize(server: ServerConnection, model: vscode.Uri): Pro
     const proposed = vscode.Uri.file(path.join(path.dirname(model.fsPath), `${path.basename(model.fsPath, ".onnx")}.int8-fp16.onnx`));
     const picked = await vscode.window.showSaveDialog({ defaultUri: proposed, filters: { "ONNX model": ["onnx"] } });
     if (!picked) {
-      return;
+      return undefined;
     }
     output = picked.fsPath;
   }
@@ -45,16 +47,11 @@ export async function quantize(server: ServerConnection, model: vscode.Uri): Pro
   if (calibrationData) {
     options.calibrationData = calibrationData;
   }
-  let result: QuantizeResult;
   try {
     // The server reports work-done progress, which VS Code shows as a cancellable notification.
-    result = await server.command<QuantizeResult>("onnx-lint.quantize", model.toString(), options);
+    return await server.command<QuantizeResult>("onnx-lint.quantize", model.toString(), options);
   } catch (error) {
     void vscode.window.showErrorMessage(`onnx-lint: ${(error as Error).message}`);
-    return;
+    return undefined;
   }
-  const report = [result.summary, "", ...result.warnings].join("\n");
-  const document = await vscode.workspace.openTextDocument({ content: report, language: "plaintext" });
-  await vscode.window.showTextDocument(document, { preview: false, viewColumn: vscode.ViewColumn.Beside });
-  await vscode.commands.executeCommand("vscode.openWith", vscode.Uri.file(result.output), "onnxLint.model");
 }

@@ -6,6 +6,11 @@ export function viewUri(model: vscode.Uri): vscode.Uri {
   return vscode.Uri.from({ scheme: VIEW_SCHEME, path: `${model.fsPath}.txt` });
 }
 
+/** The model a textual view shows. */
+export function modelOfView(view: vscode.Uri): vscode.Uri {
+  return vscode.Uri.file(view.path.replace(/\.txt$/, ""));
+}
+
 export class TextViewProvider implements vscode.TextDocumentContentProvider {
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
@@ -13,7 +18,7 @@ export class TextViewProvider implements vscode.TextDocumentContentProvider {
   constructor(private readonly server: ServerConnection) {}
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
-    const model = vscode.Uri.file(uri.path.replace(/\.txt$/, ""));
+    const model = modelOfView(uri);
     const shown = await this.server.command<{ text: string }>("onnx-lint.showModel", model.toString());
     return shown.text;
   }

@@ -1,4 +1,11 @@
 // Pure logic (no `vscode` import): the model view's HTML, from the server's describeModel answer.
+// Colours and fonts come from VS Code's `--vscode-*` variables (media/view.css), so the page follows
+// the light, dark and high-contrast themes; the only script is the extension's own media file.
+import { edgeTable, FindingGraph, findingSvg } from "./graphView";
+import { escapeHtml } from "./html";
+import { renderReport, Report } from "./reportHtml";
+
+export { escapeHtml } from "./html";
 
 export interface TensorRow {
   name: string;
@@ -18,12 +25,33 @@ export interface ModelSummary {
   outputs: TensorRow[];
 }
 
+export interface DiagnosticLocation {
+  path: string;
+  tensor?: string | null;
+  node?: string | null;
+  op_type?: string | null;
+}
+
 export interface ViewDiagnostic {
   code: string;
   message: string;
   severity: "error" | "warning" | "info";
   fixable: boolean;
   key: unknown[];
+  location: DiagnosticLocation | null;
+  engine: string | null;
+}
+
+/** The finding whose neighbourhood is drawn (or why it could not be). */
+export interface OpenGraph {
+  index: number;
+  drawing?: FindingGraph;
+  error?: string;
+}
+
+export interface QuantizeShown {
+  report: Report;
+  warnings: string[];
 }
 
 export interface ViewState {
@@ -33,13 +61,22 @@ export interface ViewState {
   trusted: boolean;
   busy?: string;
   error?: string;
+  graph?: OpenGraph;
+  quantize?: QuantizeShown;
+}
+
+/** Where the page's own files are, as webview URIs, and the webview's CSP source. */
+export interface PageResources {
+  cspSource: string;
+  script: string;
+  style: string;
 }
 
 export interface LspDiagnostic {
   code?: string;
   message: string;
   severity?: number;
-  data?: { fixable?: boolean; key?: unknown[] };
+  data?: { fixable?: boolean; key?: unknown[]; location?: DiagnosticLocation; engine?: string | null };
 }
 
 const SEVERITY: Record<number, ViewDiagnostic["severity"]> = { 1: "error", 2: "warning", 3: "info", 4: "info" };
@@ -51,11 +88,9 @@ export function toViewDiagnostics(diagnostics: LspDiagnostic[]): ViewDiagnostic[
     severity: SEVERITY[d.severity ?? 1] ?? "error",
     fixable: Boolean(d.data?.fixable),
     key: d.data?.key ?? [],
+    location: d.data?.location ?? null,
+    engine: d.data?.engine ?? null,
   }));
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 }
 
 function tensorTable(title: string, rows: TensorRow[], derived: boolean): string {
@@ -68,20 +103,68 @@ function tensorTable(title: string, rows: TensorRow[], derived: boolean): string
     }
     return `<tr data-tensor="${escapeHtml(r.name)}">${cells.join("")}</tr>`;
   });
-  return `<h2>${title}</h2><table class="${title.toLowerCase()}"><thead><tr>${head}</tr></thead><tbody>${body.join("")}</tbody></table>`;
+  return `<h3>${title}</h3><table class="${title.toLowerCase()}"><thead><tr>${head}</tr></thead><tbody>${body.join("")}</tbody></table>`;
 }
 
-/** The whole page; `nonce` authorizes the one inline script (the webview's CSP allows nothing else). */
-export function renderView(state: ViewState, nonce: string, cspSource: string): string {
+const SEVERITY_WORD = { error: "Error", warning: "Warning", info: "Info" };
+
+/** Findings located in a graph can be drawn; a model-level one (an unreadable file) cannot. */
+export function drawable(d: ViewDiagnostic): boolean {
+  return d.location !== null && (d.location.path === "graph" || d.location.path.startsWith("graph/"));
+}
+
+function problemList(state: ViewState, write: string): string {
+  if (state.diagnostics.length === 0) {
+    return `<p class="clean">No problems.</p>`;
+  }
+  const items = state.diagnostics.map((d, i) => {
+    const open = state.graph?.index === i;
+    const graphButton = drawable(d)
+      ? `<button class="secondary show-graph" data-action="graph" data-index="${i}" aria-pressed="${open}"` +
+        ` aria-controls="graph">Show in graph</button>`
+      : "";
+    const fix = d.fixable ? `<button class="fix" data-action="fix" data-index="${i}"${write}>Fix</button>` : "";
+    return `<li class="${d.severity}${open ? " selected" : ""}"><span class="severity" title="${SEVERITY_WORD[d.severity]}">` +
+      `${SEVERITY_WORD[d.severity]}</span> <span class="code">${escapeHtml(d.code)}</span> ` +
+      `<span class="message">${escapeHtml(d.message)}</span><span class="actions">${graphButton}${fix}</span></li>`;
+  });
+  return `<ul class="diagnostics">${items.join("")}</ul>`;
+}
+
+function graphSection(state: ViewState): string {
+  const open = state.graph;
+  if (!open) {
+    return "";
+  }
+  const diagnostic = state.diagnostics[open.index];
+  const title = diagnostic ? `${diagnostic.code} in its graph` : "The finding in its graph";
+  const head = `<div class="section-head"><h2 id="graph-title" tabindex="-1" data-autofocus>${escapeHtml(title)}</h2>` +
+    `<button class="secondary" data-action="closeGraph" title="Close (Escape)">Close</button></div>`;
+  if (!open.drawing) {
+    return `<section id="graph" class="graph" aria-labelledby="graph-title">${head}` +
+      `<p class="failure">${escapeHtml(open.error ?? "Drawing…")}</p></section>`;
+  }
+  const drawing = open.drawing;
+  const engines = [...new Set(drawing.edges.filter((e) => e.stale || e.focus).map((e) => e.engine).filter(Boolean))];
+  const engine = diagnostic?.engine ?? engines[0] ?? null;
+  return `<section id="graph" class="graph" aria-labelledby="graph-title">${head}
+    <p class="where"><code>${escapeHtml(drawing.location)}</code>${engine
+      ? ` — derived by <span class="engine-name">${escapeHtml(engine)}</span>` : ""}</p>
+    <p class="legend"><span class="swatch stale"></span>stale: the declaration contradicts what the graph computes
+      <span class="swatch focus"></span>the finding${drawing.truncated
+      ? ` <span class="truncated">(bounded: "+N not drawn" marks neighbours left out)</span>` : ""}</p>
+    <div class="graph-canvas">${findingSvg(drawing)}</div>
+    <details><summary>The same edges as a table</summary>${edgeTable(drawing)}</details>
+  </section>`;
+}
+
+/** The whole page; `resources.cspSource` is the only origin scripts and styles may come from. */
+export function renderView(state: ViewState, resources: PageResources): string {
   const s = state.summary;
   const write = state.trusted ? "" : " disabled title=\"Disabled in an untrusted workspace\"";
   const fixable = state.diagnostics.some((d) => d.fixable);
-  const diagnostics = state.diagnostics.length === 0
-    ? `<p class="clean">No problems.</p>`
-    : `<ul class="diagnostics">${state.diagnostics.map((d, i) =>
-      `<li class="${d.severity}"><span class="code">${escapeHtml(d.code)}</span> ${escapeHtml(d.message)}` +
-      (d.fixable ? ` <button class="fix" data-index="${i}"${write}>Fix</button>` : "") + "</li>").join("")}</ul>`;
   const identity = s === null ? "" : `
+    <section aria-labelledby="model-title"><h2 id="model-title">Model</h2>
     <dl class="identity">
       <dt>producer</dt><dd>${escapeHtml(s.producer || "(none)")} ${escapeHtml(s.producerVersion)}</dd>
       <dt>IR version</dt><dd>${s.irVersion}</dd>
@@ -89,41 +172,32 @@ export function renderView(state: ViewState, nonce: string, cspSource: string): 
       <dt>graph</dt><dd>${escapeHtml(s.graph)} (${s.nodes} nodes)</dd>
     </dl>
     ${tensorTable("Inputs", s.inputs, false)}
-    ${tensorTable("Outputs", s.outputs, true)}`;
+    ${tensorTable("Outputs", s.outputs, true)}</section>`;
+  const csp = `default-src 'none'; img-src ${resources.cspSource} data:; style-src ${resources.cspSource}; ` +
+    `font-src ${resources.cspSource}; script-src ${resources.cspSource};`;
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${cspSource} 'unsafe-inline'; script-src 'nonce-${nonce}';">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
 <title>${escapeHtml(state.file)}</title>
-<style>
-  body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); padding: 0 1.5em; }
-  table { border-collapse: collapse; margin-bottom: 1em; } td, th { border: 1px solid var(--vscode-panel-border); padding: 2px 8px; text-align: left; }
-  .stale { color: var(--vscode-errorForeground); } .engine { opacity: 0.7; }
-  .error .code { color: var(--vscode-errorForeground); } .warning .code { color: var(--vscode-editorWarning-foreground); }
-  .code { font-weight: bold; margin-right: 0.5em; } ul.diagnostics li { margin: 0.4em 0; }
-  dl.identity { display: grid; grid-template-columns: max-content auto; gap: 2px 12px; } dd { margin: 0; }
-  .toolbar button { margin-right: 0.5em; } .busy { font-style: italic; } .failure { color: var(--vscode-errorForeground); }
-</style></head>
+<link rel="stylesheet" href="${escapeHtml(resources.style)}">
+</head>
 <body>
-  <h1>${escapeHtml(state.file)}</h1>
-  <div class="toolbar">
-    <button id="fix-all"${fixable ? write : " disabled"}>Fix all</button>
-    <button id="quantize"${write}>Quantize INT8+FP16</button>
-    <button id="show-text">Show model as text</button>
-  </div>
-  ${state.busy ? `<p class="busy">${escapeHtml(state.busy)}</p>` : ""}
-  ${state.error ? `<p class="failure">${escapeHtml(state.error)}</p>` : ""}
+  <header>
+    <h1>${escapeHtml(state.file)}</h1>
+    <div class="toolbar" role="toolbar" aria-label="Model actions">
+      <button id="fix-all" data-action="fixAll"${fixable ? write : " disabled"}>Fix all</button>
+      <button id="quantize" class="secondary" data-action="quantize"${write}>Quantize INT8+FP16</button>
+      <button id="show-text" class="secondary" data-action="showText">Show model as text</button>
+    </div>
+  </header>
+  ${state.busy ? `<p class="busy" role="status">${escapeHtml(state.busy)}</p>` : ""}
+  ${state.error ? `<p class="failure" role="alert">${escapeHtml(state.error)}</p>` : ""}
+  <section aria-labelledby="problems-title"><h2 id="problems-title">Problems</h2>
+  ${problemList(state, write)}</section>
+  ${graphSection(state)}
+  ${state.quantize ? renderReport(state.quantize.report, state.quantize.warnings) : ""}
   ${identity}
-  <h2>Problems</h2>
-  ${diagnostics}
-  <script nonce="${nonce}">
-    const vscode = acquireVsCodeApi();
-    const post = (type, extra) => vscode.postMessage(Object.assign({ type }, extra || {}));
-    document.getElementById("fix-all").addEventListener("click", () => post("fixAll"));
-    document.getElementById("quantize").addEventListener("click", () => post("quantize"));
-    document.getElementById("show-text").addEventListener("click", () => post("showText"));
-    for (const button of document.querySelectorAll("button.fix")) {
-      button.addEventListener("click", () => post("fix", { index: Number(button.dataset.index) }));
-    }
-  </script>
+  <script src="${escapeHtml(resources.script)}"></script>
 </body></html>`;
 }

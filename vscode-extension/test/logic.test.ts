@@ -35,9 +35,14 @@ test("server settings leave unset selectors to the configuration file and keep q
 });
 
 const diagnostics = toViewDiagnostics([
-  { code: "OL001", message: "graph/output[0] 'Y': declared <scalar>", severity: 1, data: { fixable: true, key: ["OL001", "graph/output[0]", "Y"] } },
+  { code: "OL001", message: "graph/output[0] 'Y': declared <scalar>", severity: 1, data: {
+    fixable: true, key: ["OL001", "graph/output[0]", "Y"], location: { path: "graph/output[0]", tensor: "Y" },
+    engine: "onnxruntime-symbolic" } },
   { code: "OL007", message: "underivable", severity: 3 },
+  { code: "OL000", message: "cannot be read", severity: 1, data: { location: { path: "model" } } },
 ]);
+
+const resources = { cspSource: "vscode-resource:", script: "vscode-resource:/out/webview/main.js", style: "vscode-resource:/media/view.css" };
 
 const state: ViewState = {
   file: "weak.onnx", trusted: true, diagnostics,
@@ -50,29 +55,46 @@ const state: ViewState = {
 };
 
 test("diagnostics from the server keep severity, fixability and the fix key", () => {
-  assert.deepEqual(diagnostics.map((d) => [d.code, d.severity, d.fixable]), [["OL001", "error", true], ["OL007", "info", false]]);
+  assert.deepEqual(diagnostics.map((d) => [d.code, d.severity, d.fixable]),
+    [["OL001", "error", true], ["OL007", "info", false], ["OL000", "error", false]]);
   assert.deepEqual(diagnostics[0].key, ["OL001", "graph/output[0]", "Y"]);
+  assert.deepEqual(diagnostics[0].location, { path: "graph/output[0]", tensor: "Y" });
+  assert.equal(diagnostics[0].engine, "onnxruntime-symbolic");
+  assert.equal(diagnostics[1].location, null);
 });
 
 test("the view shows identity, declared next to derived, and the problems with their buttons", () => {
-  const html = renderView(state, "n0nce", "vscode-resource:");
+  const html = renderView(state, resources);
   assert.match(html, /tf2onnx 1\.16/);
   assert.match(html, /<td class="stale">FLOAT\[\]<\/td><td>FLOAT\[batch, 8\] <span class="engine">\(onnx\)<\/span>/);
   assert.match(html, /declared &lt;scalar&gt;/);  // escaped
   assert.equal((html.match(/class="fix"/g) ?? []).length, 1);  // only the fixable one
-  assert.match(html, /<button id="fix-all">Fix all<\/button>/);
-  assert.match(html, /script-src 'nonce-n0nce'/);
+  assert.match(html, /<button id="fix-all" data-action="fixAll">Fix all<\/button>/);
+  // A finding located in a graph can be drawn; one without a location (OL007 here) or a model-level one cannot.
+  assert.equal((html.match(/data-action="graph"/g) ?? []).length, 1);
+  assert.match(html, /<button class="secondary show-graph" data-action="graph" data-index="0"/);
+  assert.match(html, /<link rel="stylesheet" href="vscode-resource:\/media\/view.css">/);
+  assert.match(html, /<script src="vscode-resource:\/out\/webview\/main.js"><\/script>/);
+});
+
+test("the CSP allows the extension's own scripts and styles only: no inline script, no eval", () => {
+  const html = renderView(state, resources);
+  const csp = /http-equiv="Content-Security-Policy" content="([^"]*)"/.exec(html)![1];
+  assert.match(csp, /default-src 'none'/);
+  assert.match(csp, /script-src vscode-resource:;/);
+  assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|nonce/);
+  assert.doesNotMatch(html, /<script>|<script nonce|\son(click|load|keydown)=/);
 });
 
 test("an untrusted workspace gets no enabled button that writes", () => {
-  const html = renderView({ ...state, trusted: false }, "n", "c");
-  assert.match(html, /<button id="fix-all" disabled/);
-  assert.match(html, /<button id="quantize" disabled/);
-  assert.match(html, /<button class="fix" data-index="0" disabled/);
+  const html = renderView({ ...state, trusted: false }, resources);
+  assert.match(html, /<button id="fix-all" data-action="fixAll" disabled/);
+  assert.match(html, /<button id="quantize" class="secondary" data-action="quantize" disabled/);
+  assert.match(html, /<button class="fix" data-action="fix" data-index="0" disabled/);
 });
 
 test("a clean model says so and Fix all is disabled", () => {
-  const html = renderView({ ...state, diagnostics: [] }, "n", "c");
+  const html = renderView({ ...state, diagnostics: [] }, resources);
   assert.match(html, /No problems\./);
-  assert.match(html, /<button id="fix-all" disabled>/);
+  assert.match(html, /<button id="fix-all" data-action="fixAll" disabled>/);
 });
