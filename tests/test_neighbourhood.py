@@ -89,13 +89,13 @@ def test_stale_rank_zero_output_is_drawn_with_declared_and_derived(tmp_path):
     assert nodes["output:Y"]["focus"] and nodes["output:Y"]["kind"] == "output"
     edge = next(e for e in drawing["edges"] if e["tensor"] == "Y")
     assert edge["to"] == "output:Y" and edge["stale"] and edge["focus"]
-    assert (edge["declared"], edge["derived"], edge["engine"]) == ("FLOAT[]", "FLOAT[batch, 8]", "onnxruntime-symbolic")
+    assert (edge["declared"], edge["derived"], edge["engine"]) == ("float", "float[batch, 8]", "onnxruntime-symbolic")
     producer = nodes[edge["from"]]
     assert producer["focus"] and producer["op"] == "Add"  # the node computing the stale output is highlighted
     # Its producers are drawn a few steps back, with what inference derived for the tensors between them.
     assert {"MatMul", "Gelu"} <= {n["op"] for n in drawing["nodes"]}
     hidden = next(e for e in drawing["edges"] if e["tensor"] == "hidden")
-    assert (hidden["declared"], hidden["derived"], hidden["stale"]) == (None, "FLOAT[batch, 32]", False)
+    assert (hidden["declared"], hidden["derived"], hidden["stale"]) == (None, "float[batch, 32]", False)
 
 
 def test_stale_value_info_marks_its_edge_between_producer_and_consumer(tmp_path):
@@ -103,7 +103,7 @@ def test_stale_value_info_marks_its_edge_between_producer_and_consumer(tmp_path)
     ol005 = next(d for d in diagnostics if d.code == "OL005")
     drawing = finding_graph(ctx, ol005.location)
     stale = [e for e in drawing["edges"] if e["stale"]]
-    assert [(e["tensor"], e["declared"], e["derived"]) for e in stale] == [("h", "FLOAT[batch, 8]", "FLOAT[batch, 4]")]
+    assert [(e["tensor"], e["declared"], e["derived"]) for e in stale] == [("h", "float[batch, 8]", "float[batch, 4]")]
     assert stale[0]["from"].startswith("node:") and stale[0]["to"].startswith("node:")
 
 

@@ -205,7 +205,7 @@ async def test_finding_graph_draws_a_diagnostics_neighbourhood_from_its_data(cli
     ol001 = next(d for d in described["diagnostics"] if d["code"] == "OL001")
     drawing = await execute(client, "onnx-lint.findingGraph", model.as_uri(), ol001["data"]["location"])
     [stale] = [e for e in drawing["edges"] if e["stale"]]
-    assert (stale["tensor"], stale["declared"], stale["derived"]) == ("Y", "FLOAT[]", "FLOAT[batch, 8]")
+    assert (stale["tensor"], stale["declared"], stale["derived"]) == ("Y", "float", "float[batch, 8]")
     assert stale["to"] == "output:Y" and stale["engine"] == "onnxruntime-symbolic"
     with pytest.raises(Exception, match="cannot draw this finding"):
         await execute(client, "onnx-lint.findingGraph", model.as_uri(), {"path": "graph/node[7]/body/output[0]"})

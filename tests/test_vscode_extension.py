@@ -104,7 +104,7 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert seen.get("ok"), f"{seen.get('error')}\nsteps: {seen['steps']}\n{seen.get('serverLog')}"
 
     # The model view: declared next to derived, and both findings with their buttons.
-    assert seen["outputs"] == ["Y\tFLOAT[]\tFLOAT[batch, 8] (onnxruntime-symbolic)"]
+    assert seen["outputs"] == ["Y\tfloat\tfloat[batch, 8] (onnxruntime-symbolic)"]
     assert [p.split()[:2] for p in seen["viewProblems"]] == [["ERROR", "OL001"], ["WARNING", "OL003"]]
     assert "onnx-lint-examples" in seen["identity"] and "com.microsoft 1" in seen["identity"]
     # The Problems panel: the file and its two entries, from onnx-lint, with their codes.
@@ -119,7 +119,7 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     focus = {n["op"]: n for n in graph["focusNodes"]}
     assert set(focus) == {"Add", "output"} and "Add_2" in focus["Add"]["text"] and "Y" in focus["output"]["text"]
     assert focus["Add"]["strokeWidth"] == "3px"
-    assert "declared FLOAT[]" in graph["staleEdge"] and "derived FLOAT[batch, 8]" in graph["staleEdge"]
+    assert "declared float" in graph["staleEdge"] and "derived float[batch, 8]" in graph["staleEdge"]
     assert {"MatMul", "Gelu", "Add"} <= set(graph["nodeOps"])
     assert graph["focused"] == "graph-title"  # the keyboard lands on the drawing
     # Light, then dark: the open view follows the theme through VS Code's --vscode-* variables.
@@ -135,7 +135,7 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert _luminance(contrast["buttonBorder"]) > 0.3  # the theme's contrast border around buttons
     # Keyboard: the arrow keys moved from one drawn element to the next, each described in words.
     # Top down, as data flows: from the graph input X to the label of its edge.
-    assert seen["keyboard"][0] == "graph input, X" and seen["keyboard"][1].startswith("tensor X, declared FLOAT[batch, 16]")
+    assert seen["keyboard"][0] == "graph input, X" and seen["keyboard"][1].startswith("tensor X, declared float[batch, 16]")
 
     # "Show model as text": the same findings on the real lines of the textual view, one entry each
     # (the model's own entries leave the panel while the view shows them), and coloured tokens.
@@ -151,7 +151,7 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert colours["MatMul"] != colours["float"] != colours["example"]
     # After "Fix all": the file on disk is fixed and the panel is empty.
     assert "No problems have been detected" in seen["problemsAfter"]
-    assert seen["outputsAfter"] == ["Y\tFLOAT[batch, 8]\tFLOAT[batch, 8] (onnxruntime-symbolic)"]
+    assert seen["outputsAfter"] == ["Y\tfloat[batch, 8]\tfloat[batch, 8] (onnxruntime-symbolic)"]
     fixed = onnx.load(model)
     onnx.checker.check_model(fixed, full_check=True)
     assert [d.dim_param or d.dim_value for d in fixed.graph.output[0].type.tensor_type.shape.dim] == ["batch", 8]

@@ -49,8 +49,8 @@ const state: ViewState = {
   summary: {
     producer: "tf2onnx", producerVersion: "1.16", irVersion: 8, graph: "main", nodes: 4,
     opsets: [{ domain: "ai.onnx", version: 17 }],
-    inputs: [{ name: "X", declared: "FLOAT[batch, 16]" }],
-    outputs: [{ name: "Y", declared: "FLOAT[]", derived: "FLOAT[batch, 8]", engine: "onnx" }],
+    inputs: [{ name: "X", declared: "float[batch, 16]" }],
+    outputs: [{ name: "Y", declared: "float", derived: "float[batch, 8]", engine: "onnx" }],
   },
 };
 
@@ -66,7 +66,7 @@ test("diagnostics from the server keep severity, fixability and the fix key", ()
 test("the view shows identity, declared next to derived, and the problems with their buttons", () => {
   const html = renderView(state, resources);
   assert.match(html, /tf2onnx 1\.16/);
-  assert.match(html, /<td class="stale">FLOAT\[\]<\/td><td>FLOAT\[batch, 8\] <span class="engine">\(onnx\)<\/span>/);
+  assert.match(html, /<td class="stale">float<\/td><td>float\[batch, 8\] <span class="engine">\(onnx\)<\/span>/);
   assert.match(html, /declared &lt;scalar&gt;/);  // escaped
   assert.equal((html.match(/class="fix"/g) ?? []).length, 1);  // only the fixable one
   assert.match(html, /<button id="fix-all" data-action="fixAll">Fix all<\/button>/);

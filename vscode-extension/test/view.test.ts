@@ -24,9 +24,9 @@ const drawing: FindingGraph = {
     { id: "output:Y", kind: "output", label: "Y", op: "output", focus: true, hidden: 0 },
   ],
   edges: [
-    { from: "node:1", to: "node:2", tensor: "activated", declared: null, derived: "FLOAT[batch, 32]", engine: "onnxruntime-symbolic", stale: false, focus: false },
-    { from: "node:2", to: "node:3", tensor: "projected", declared: null, derived: "FLOAT[batch, 8]", engine: "onnxruntime-symbolic", stale: false, focus: false },
-    { from: "node:3", to: "output:Y", tensor: "Y", declared: "FLOAT[]", derived: "FLOAT[batch, 8]", engine: "onnxruntime-symbolic", stale: true, focus: true },
+    { from: "node:1", to: "node:2", tensor: "activated", declared: null, derived: "float[batch, 32]", engine: "onnxruntime-symbolic", stale: false, focus: false },
+    { from: "node:2", to: "node:3", tensor: "projected", declared: null, derived: "float[batch, 8]", engine: "onnxruntime-symbolic", stale: false, focus: false },
+    { from: "node:3", to: "output:Y", tensor: "Y", declared: "float", derived: "float[batch, 8]", engine: "onnxruntime-symbolic", stale: true, focus: true },
   ],
 };
 
@@ -53,9 +53,9 @@ test("the SVG highlights the finding's node and its stale edge with declared and
   assert.match(svg, /<g class="node output focus" data-id="output:Y"/);
   const stale = /<g class="edge stale focus" data-tensor="Y">[\s\S]*?<\/g><\/g>/.exec(svg)![0];
   assert.match(stale, /marker-end="url\(#arrow-stale\)"/);
-  assert.match(stale, />declared FLOAT\[\]</);
-  assert.match(stale, />derived FLOAT\[batch, 8\]</);
-  assert.match(stale, /aria-label="tensor Y, declared FLOAT\[\], derived FLOAT\[batch, 8\] by onnxruntime-symbolic \(stale\)"/);
+  assert.match(stale, />declared float</);
+  assert.match(stale, />derived float\[batch, 8\]</);
+  assert.match(stale, /aria-label="tensor Y, declared float, derived float\[batch, 8\] by onnxruntime-symbolic \(stale\)"/);
   assert.match(svg, />com\.microsoft\.Gelu</);
   assert.match(svg, />\+3 not drawn</);  // what the bounds left out is said, not hidden
   assert.doesNotMatch(svg, /style=/);  // colours come from the stylesheet (theme variables), never inline
