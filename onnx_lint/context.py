@@ -17,11 +17,11 @@ import onnx
 from onnx_lint.diagnostics import Location
 from onnx_lint.edits import SetType
 from onnx_lint.graphs import ROOT, GraphScope
-from onnx_lint.inference import PIN_SIZES, ShapeOracle
+from onnx_lint.inference import ENGINE_NAMES_PINNED, PIN_SIZES, ShapeOracle
 from onnx_lint.model_io import LoadedModel, check_cycles
 from onnx_lint.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info
 
-ConflictReason = Literal["concrete", "dynamic", "pinned", "param-reuse"]
+ConflictReason = Literal["concrete", "dynamic", "pinned", "param-reuse", "name"]
 
 
 @dataclass(frozen=True)
@@ -110,6 +110,11 @@ class LintContext:
         return self.loaded.scopes
 
     @cached_property
+    def input_dim_claims(self) -> frozenset[str]:
+        """Dim names on the main graph's inputs: a declared output dim of that name claims its size."""
+        return input_dim_names(self.model.graph)
+
+    @cached_property
     def named_dims(self) -> frozenset[str]:
         """Dim names the producer wrote on graph inputs: user intent, never anonymous."""
         names: set[str] = set()
@@ -156,10 +161,16 @@ class LintContext:
 
     def _find_conflicts(self, decls: list[Declaration]) -> None:
         pending: list[tuple[Declaration, int]] = []
+        claims: list[tuple[Declaration, int]] = []
         for decl in decls:
             if not decl.comparable or decl.rank_mismatch:
                 continue
             for i, (want, got) in enumerate(zip(decl.declared.dims, decl.derived.dims)):  # type: ignore[union-attr]
+                if isinstance(want, str):
+                    if (decl.kind == "output" and decl.graph == ROOT and want in self.input_dim_claims
+                            and got != want):
+                        claims.append((decl, i))  # not confirmed by plain inference: prove or refute
+                    continue
                 if not isinstance(want, int) or want < 0:
                     continue  # negative dims are OL101's business, not a conflict
                 if isinstance(got, int):
@@ -174,7 +185,35 @@ class LintContext:
                     # whole-graph inferences.
                     pending.append((decl, i))
         self._check_pinned(pending)
+        self._check_claims(claims)
         self._check_param_reuse(decls)
+
+    def _check_claims(self, claims: list[tuple[Declaration, int]]) -> None:
+        """SPEC 3, "Symbolic names are claims too": a declared input dim name must have its size.
+
+        One inference with each dynamic input dim pinned to its own prime serves every claim;
+        a claim is refuted only where that run derives a concrete value other than the pin.
+        """
+        if not claims:
+            return
+        sizes, values = self.oracle.named_pins()
+        by_size = {size: name for name, size in sizes.items()}
+        for decl, i in claims:
+            want = decl.declared.dims[i]  # type: ignore[union-attr]
+            value = values.get(decl.name)
+            info = tensor_info(value.type) if value is not None and value.HasField("type") else None
+            if info is None or info.dims is None or len(info.dims) != decl.declared.rank:  # type: ignore[union-attr]
+                continue
+            got, expected = info.dims[i], sizes.get(want)  # type: ignore[arg-type]
+            if not isinstance(got, int) or expected is None or got == expected:
+                continue
+            other = by_size.get(got)
+            which = f" (the size of input dim '{other}')" if other else ""
+            decl.conflicts.append(DimConflict(
+                i, want, decl.derived.dims[i], "name",  # type: ignore[union-attr]
+                f"declared '{want}' (= {expected} when '{want}' is {expected}) but the graph computes "
+                f"{got}{which}"))
+            decl.engine = ENGINE_NAMES_PINNED
 
     def _check_pinned(self, pending: list[tuple[Declaration, int]]) -> None:
         """Declared concrete vs anonymous derived: infer twice with dynamic dims pinned."""
@@ -231,13 +270,24 @@ class LintContext:
                 out.append(named)
                 continue
             want = declared[i]
-            if isinstance(want, str):
+            if isinstance(want, str) and i in conflicted:
+                out.append(named if named is not None and named != want else self._fresh_name(decl, i))
+            elif isinstance(want, str):
                 out.append(want)
             elif isinstance(want, int) and want >= 0 and i not in conflicted:
                 out.append(want)
             else:
                 out.append(named)
         return tuple(out)
+
+    def _fresh_name(self, decl: Declaration, index: int) -> str:
+        """A dim name that claims nothing: for a refuted name where the graph's dim is anonymous."""
+        base = f"{decl.name}_dim{index}"
+        name, n = base, 1
+        while name in self.named_dims:
+            n += 1
+            name = f"{base}_{n}"
+        return name
 
     def public_dims(self, dims: tuple[Dim, ...] | None) -> tuple[Dim, ...] | None:
         """Dims fit to write into a file: anonymous engine symbols become unknown dims."""

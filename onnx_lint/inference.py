@@ -14,6 +14,7 @@ import logging
 import math
 import re
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import onnx
@@ -26,6 +27,7 @@ from onnx_lint.shapes import TensorInfo, tensor_info
 
 ENGINE_ONNX = "onnx"
 ENGINE_PINNED = "onnx, dynamic dims pinned"
+ENGINE_NAMES_PINNED = "onnx, each dynamic input dim pinned to its own size"
 ENGINE_SYMBOLIC = "onnxruntime-symbolic"
 ENGINE_SCHEMA = "onnx-lint type propagation"
 # Each round of the symbolic engine restarts after one batch of dim merges; real models need a few.
@@ -35,6 +37,9 @@ MAX_SYMBOLIC_ROUNDS = 64
 _INLINE_ELEMENTS = 4096
 # Two pin sizes for dynamic input dims; a dim that follows them depends on the input.
 PIN_SIZES = (7, 13)
+# Sizes for the name check: a distinct prime per dynamic input dim, so that a derived value names
+# the one input dim it follows (or none). Large enough that few constants coincide with one.
+NAME_PIN_PRIMES = (37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 103, 107, 109, 113, 127)
 _STRICT_LINE = re.compile(r"\(op_type:([^,)]+)(?:, node name: ([^)]*))?\): (.*)")
 
 Key = tuple[str, str]  # (graph path, tensor name)
@@ -148,6 +153,7 @@ class ShapeOracle:
     _info_cache: dict[Key, TensorInfo | None] = field(default_factory=dict)
     _symbolic: dict[str, TensorInfo] | None = None
     _pinned: dict[int, dict[str, dict[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
+    _named_pins: tuple[dict[str, int], dict[str, onnx.ValueInfoProto]] | None = None
     _strict: list[tuple[str, str | None, str]] | None = None
     _annotated: dict[str, dict[str, onnx.ValueInfoProto]] | None = None
     inferred: onnx.ModelProto | None = None
@@ -240,6 +246,37 @@ class ShapeOracle:
             result.append(tensor_info(value.type) if value is not None and value.HasField("type") else None)
         return result
 
+    # -- dims pinned to a distinct size each (symbolic names are claims) -------------
+    def named_pins(self) -> tuple[dict[str, int], dict[str, onnx.ValueInfoProto]]:
+        """One inference with each dynamic input dim of the main graph pinned to its own prime.
+
+        Returns the size each input dim *name* got and the main graph's derived values. Dims that
+        share a name share a size (the name says they are equal); each unnamed dynamic dim gets
+        its own. Runs at most once per model, and only when a declared name needs proving.
+        """
+        if self._named_pins is None:
+            model = onnx.ModelProto.FromString(self._stripped_bytes)
+            sizes: dict[str, int] = {}
+            primes = iter(_primes())
+            for value in model.graph.input:
+                if not value.type.HasField("tensor_type"):
+                    continue
+                for dim in value.type.tensor_type.shape.dim:
+                    if dim.WhichOneof("value") == "dim_value":
+                        continue
+                    name = dim.dim_param
+                    size = sizes[name] if name and name in sizes else next(primes)
+                    if name:
+                        sizes[name] = size
+                    dim.dim_value = size
+            try:
+                values = collect_values(run_onnx_inference(model), [ROOT]).get(ROOT, {})
+            except Exception as exc:
+                self.notes.append(EngineNote(ENGINE_NAMES_PINNED, _first_line(exc)))
+                values = {}
+            self._named_pins = (sizes, values)
+        return self._named_pins
+
     # -- strict-mode messages -----------------------------------------------------
     def strict_errors(self) -> list[tuple[str, str | None, str]]:
         """The engine's own words for each node where inference stopped."""
@@ -262,6 +299,16 @@ class ShapeOracle:
             except Exception:
                 self._annotated = collect_values(model, self.paths)
         return self._annotated.get(graph, {})
+
+
+def _primes() -> Iterator[int]:
+    """The pin primes, then further primes for models with very many dynamic dims."""
+    yield from NAME_PIN_PRIMES
+    candidate = NAME_PIN_PRIMES[-1] + 2
+    while True:
+        if all(candidate % p for p in range(3, math.isqrt(candidate) + 1, 2)):
+            yield candidate
+        candidate += 2
 
 
 def _first_line(exc: BaseException) -> str:

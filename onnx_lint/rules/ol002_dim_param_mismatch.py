@@ -46,7 +46,7 @@ def describe_conflict(conflict: DimConflict) -> str:
     """One clause saying what is wrong with a dim and how we know."""
     if conflict.reason == "concrete":
         return f"dim {conflict.index} is declared {conflict.declared} but the graph computes {conflict.derived}"
-    if conflict.reason == "param-reuse":
+    if conflict.reason in ("param-reuse", "name"):
         return f"dim {conflict.index}: {conflict.evidence}"
     return f"dim {conflict.index} is declared {conflict.declared}, but {conflict.evidence}"
 
