@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from onnx_lint.consequences import model_accepted, typing_consumers
 from onnx_lint.context import LintContext, UntypedGroup
 from onnx_lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.edits import AddValueInfo, Edit, SetType
@@ -56,8 +57,23 @@ class UntypedAfterShapeInference(Rule):
     summary = "Tensors are left without element type after ONNX shape inference"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        accepted: tuple[bool, str] | None = None
         for group in ctx.untyped_groups:
             edits, untypable = self._fill(ctx, group)
+            severity: Severity | None = None
+            consequence = ""
+            scope = next(s for s in ctx.scopes if s.path == group.graph)
+            breaking = typing_consumers(scope, group.tensors)
+            if breaking:
+                consequence = (f"; {', '.join(breaking[:4])} downstream need{'s' if len(breaking) == 1 else ''} "
+                               "the type (INT8 quantization and FP16 conversion rewrite it)")
+            elif group.node is not None and group.node.domain in ("ai.onnx.ml",):
+                if accepted is None:
+                    accepted = model_accepted(ctx.loaded.path, ctx.loaded.data, ctx.loaded.has_external_data)
+                if accepted[0]:
+                    severity = Severity.INFO
+                    consequence = (f"; no operator downstream needs the type ({accepted[1]}; the quantizer "
+                                   "and FP16 converters leave ai.onnx.ml operators as they are)")
             if group.node is not None:
                 location = Location(f"{group.graph}/node[{group.node_index}]", node=group.node.name or None,
                                     op_type=group.node.op_type)
@@ -72,7 +88,8 @@ class UntypedAfterShapeInference(Rule):
                 message += f"; cannot type {_names(untypable)} (no operator schema)"
             elif not edits:
                 message += "; no operator schema gives their types, so there is no fix"
-            yield self.report(ctx, message, location, engine=ENGINE_ONNX, edits=edits or None)
+            message += consequence
+            yield self.report(ctx, message, location, engine=ENGINE_ONNX, edits=edits or None, severity=severity)
 
     @staticmethod
     def _fill(ctx: LintContext, group: UntypedGroup) -> tuple[list[Edit], list[str]]:
