@@ -14,6 +14,17 @@ need the element type of every tensor. One operator that inference cannot
 resolve leaves everything after it untyped, and those tools then fail far
 from the cause with `Input 0 expected to have type but instead is null`.
 
+Severity follows consequences: the finding is a *warning* where a tool of the
+pipeline needs the type (a standard-domain operator downstream, which INT8
+quantization or FP16 conversion rewrites; ONNX Runtime's quantizer skips such
+a tensor with `failed to infer the type of tensor`), or where the checker or
+ONNX Runtime rejects the model. It is only *info* (it does not fail `check`)
+where the inference stopped at an `ai.onnx.ml` operator, only `ai.onnx.ml`
+operators consume what it left untyped, and the full checker and ONNX Runtime
+(asked in a child process, when installed) accept the model: a healthy
+scikit-learn / LightGBM / XGBoost export whose `Scaler` or tree ensemble ONNX's
+inference simply does not type. The fix is offered either way.
+
 ### Example
 ```
 values, indices = TopK(X[1,3], K=5, axis=1)   # K larger than the axis
@@ -23,7 +34,8 @@ ONNX inference stops at TopK: `values` and `indices` have no type.
 
 ### Fix safety
 Safe: the fix adds `value_info` entries with element types propagated from the
-operator schemas in topological order (values: FLOAT, indices: INT64), keeping
+operator schemas in topological order (values: FLOAT, indices: INT64; the root
+node's unused outputs are typed too), keeping
 every shape inference did derive. It never changes a node. Outputs of custom
 operators without a schema stay untyped and are listed as such: never guessed.
 """
@@ -109,6 +121,17 @@ class UntypedAfterShapeInference(Rule):
             elif name in declared:
                 edits.append(SetType(group.graph, "value_info", name, elem_type=elem_type))
             else:
+                dims = ctx.public_dims(symbolic[name].dims) if name in symbolic else None
+                edits.append(AddValueInfo(group.graph, name, elem_type, dims))
+        # The root node's unused outputs (TopK's `values` where only `indices` is read) get their
+        # type too: tools that walk every node output (FP16 converters) ask for it.
+        derived = ctx.oracle.values(group.graph)
+        for name in group.node.output if group.node is not None and edits else ():
+            if not name or name in group.tensors or name in outputs or name in declared:
+                continue
+            value = derived.get(name)
+            elem_type = ctx.filled_types.get((group.graph, name))
+            if elem_type and (value is None or not value.type.tensor_type.elem_type):
                 dims = ctx.public_dims(symbolic[name].dims) if name in symbolic else None
                 edits.append(AddValueInfo(group.graph, name, elem_type, dims))
         return edits, untypable
