@@ -265,20 +265,25 @@ class LintContext:
             if isinstance(got, int):
                 out.append(got)
                 continue
-            named = got if isinstance(got, str) and got in self.named_dims else None
-            if declared is None or len(declared) != len(derived):
-                out.append(named)
-                continue
-            want = declared[i]
-            if isinstance(want, str) and i in conflicted:
-                out.append(named if named is not None and named != want else self._fresh_name(decl, i))
-            elif isinstance(want, str):
+            want = declared[i] if declared is not None and len(declared) == len(derived) else None
+            if isinstance(want, str) and i not in conflicted:
                 out.append(want)
             elif isinstance(want, int) and want >= 0 and i not in conflicted:
                 out.append(want)
             else:
+                named = self._proven_name(decl, i, got)
+                if isinstance(want, str) and (named is None or named == want):
+                    named = self._fresh_name(decl, i)  # a refuted name where the graph's dim is anonymous
                 out.append(named)
         return tuple(out)
+
+    def _proven_name(self, decl: Declaration, index: int, got: Dim) -> str | None:
+        """The producer's dim name for a derived symbolic dim: its own, or one two pinned runs prove."""
+        if isinstance(got, str) and got in self.named_dims:
+            return got
+        if decl.graph == ROOT and self.input_dim_claims:
+            return self.oracle.pinned_input_dim(decl.name, index)
+        return None
 
     def _fresh_name(self, decl: Declaration, index: int) -> str:
         """A dim name that claims nothing: for a refuted name where the graph's dim is anonymous."""

@@ -153,7 +153,7 @@ class ShapeOracle:
     _info_cache: dict[Key, TensorInfo | None] = field(default_factory=dict)
     _symbolic: dict[str, TensorInfo] | None = None
     _pinned: dict[int, dict[str, dict[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
-    _named_pins: tuple[dict[str, int], dict[str, onnx.ValueInfoProto]] | None = None
+    _named_pins: dict[int, tuple[dict[str, int], dict[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
     _strict: list[tuple[str, str | None, str]] | None = None
     _annotated: dict[str, dict[str, onnx.ValueInfoProto]] | None = None
     inferred: onnx.ModelProto | None = None
@@ -247,17 +247,18 @@ class ShapeOracle:
         return result
 
     # -- dims pinned to a distinct size each (symbolic names are claims) -------------
-    def named_pins(self) -> tuple[dict[str, int], dict[str, onnx.ValueInfoProto]]:
-        """One inference with each dynamic input dim of the main graph pinned to its own prime.
+    def named_pins(self, run: int = 0) -> tuple[dict[str, int], dict[str, onnx.ValueInfoProto]]:
+        """Inference with each dynamic input dim of the main graph pinned to its own prime.
 
         Returns the size each input dim *name* got and the main graph's derived values. Dims that
         share a name share a size (the name says they are equal); each unnamed dynamic dim gets
-        its own. Runs at most once per model, and only when a declared name needs proving.
+        its own. ``run`` 1 uses other primes, to confirm what run 0 suggests. Each run happens at
+        most once per model, and only when a declared name needs proving.
         """
-        if self._named_pins is None:
+        if run not in self._named_pins:
             model = onnx.ModelProto.FromString(self._stripped_bytes)
             sizes: dict[str, int] = {}
-            primes = iter(_primes())
+            primes = _primes(skip=run * len(NAME_PIN_PRIMES))
             for value in model.graph.input:
                 if not value.type.HasField("tensor_type"):
                     continue
@@ -274,8 +275,24 @@ class ShapeOracle:
             except Exception as exc:
                 self.notes.append(EngineNote(ENGINE_NAMES_PINNED, _first_line(exc)))
                 values = {}
-            self._named_pins = (sizes, values)
-        return self._named_pins
+            self._named_pins[run] = (sizes, values)
+        return self._named_pins[run]
+
+    def pinned_input_dim(self, name: str, index: int) -> str | None:
+        """The input dim name a main-graph tensor's dim provably equals (two pinned runs agree)."""
+        found = None
+        for run in (0, 1):
+            sizes, values = self.named_pins(run)
+            value = values.get(name)
+            info = tensor_info(value.type) if value is not None and value.HasField("type") else None
+            if info is None or info.dims is None or len(info.dims) <= index:
+                return None
+            got = info.dims[index]
+            match = next((n for n, size in sizes.items() if size == got), None)
+            if match is None or (found is not None and match != found):
+                return None
+            found = match
+        return found
 
     # -- strict-mode messages -----------------------------------------------------
     def strict_errors(self) -> list[tuple[str, str | None, str]]:
@@ -301,14 +318,20 @@ class ShapeOracle:
         return self._annotated.get(graph, {})
 
 
-def _primes() -> Iterator[int]:
-    """The pin primes, then further primes for models with very many dynamic dims."""
-    yield from NAME_PIN_PRIMES
-    candidate = NAME_PIN_PRIMES[-1] + 2
-    while True:
-        if all(candidate % p for p in range(3, math.isqrt(candidate) + 1, 2)):
-            yield candidate
-        candidate += 2
+def _primes(skip: int = 0) -> Iterator[int]:
+    """The pin primes, then further primes (for a second run, or very many dynamic dims)."""
+    def all_primes() -> Iterator[int]:
+        yield from NAME_PIN_PRIMES
+        candidate = NAME_PIN_PRIMES[-1] + 2
+        while True:
+            if all(candidate % p for p in range(3, math.isqrt(candidate) + 1, 2)):
+                yield candidate
+            candidate += 2
+
+    primes = all_primes()
+    for _ in range(skip):
+        next(primes)
+    yield from primes
 
 
 def _first_line(exc: BaseException) -> str:
