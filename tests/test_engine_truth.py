@@ -190,3 +190,91 @@ def test_ppocr_v2_rec_fix_converges(cli, tmp_path):
     after = cli("check", str(path), "--output-format", "json").json()
     assert not [d for d in after if d["fix"]]
     assert output_dims(path) == [None, None, 6625]
+
+
+# -- classic ML: severity follows consequences -------------------------------------------------------
+def _training_data():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((60, 4)).astype(np.float32)
+    return x, (x[:, 0] > 0).astype(int) + (x[:, 1] > 0)
+
+
+def _sklearn_models() -> dict[str, onnx.ModelProto]:
+    pytest.importorskip("skl2onnx")
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from skl2onnx import to_onnx
+
+    x, y = _training_data()
+    opsets = {"": 17, "ai.onnx.ml": 3}
+    return {
+        "scaler-logreg": to_onnx(make_pipeline(StandardScaler(), LogisticRegression()).fit(x, y), x[:1],
+                                 target_opset=opsets, options={"zipmap": False}),
+        "scaler-linreg": to_onnx(make_pipeline(StandardScaler(), LinearRegression()).fit(x, x[:, 0]), x[:1],
+                                 target_opset=opsets),
+        "random-forest": to_onnx(RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(x, y),
+                                 x[:1], target_opset=opsets, options={"zipmap": False}),
+    }
+
+
+@pytest.mark.parametrize("name", ["scaler-logreg", "scaler-linreg", "random-forest"])
+def test_healthy_sklearn_exports_pass_check_and_stay_byte_identical(cli, save, name):
+    path = save(_sklearn_models()[name])
+    before = path.read_bytes()
+    run = cli("check", str(path), "--output-format", "json")
+    assert run.code == 0, run.out
+    for diag in run.json():
+        assert diag["severity"] == "info" and diag["fix"] is None
+    assert {d["code"] for d in run.json()} <= {"OL003", "OL007"}
+    assert cli("check", str(path), "--fix").code == 0
+    assert path.read_bytes() == before
+
+
+def test_xgboost_regressor_passes_check(cli, save):
+    pytest.importorskip("onnxmltools")
+    xgboost = pytest.importorskip("xgboost")
+    from onnxmltools import convert_xgboost
+    from onnxmltools.convert.common.data_types import FloatTensorType
+
+    x, _ = _training_data()
+    model = xgboost.XGBRegressor(n_estimators=3, max_depth=2).fit(x, x[:, 0])
+    path = save(convert_xgboost(model, initial_types=[("input", FloatTensorType([None, 4]))], target_opset=15))
+    run = cli("check", str(path), "--output-format", "json")
+    assert run.code == 0 and all(d["severity"] == "info" for d in run.json())
+
+
+def test_lightgbm_untyped_probabilities_feeding_mul_stay_a_warning(cli, save):
+    """The normalizing Mul is what ONNX Runtime's quantizer skips ('failed to infer the type')."""
+    pytest.importorskip("onnxmltools")
+    lightgbm = pytest.importorskip("lightgbm")
+    from onnxmltools import convert_lightgbm
+    from onnxmltools.convert.common.data_types import FloatTensorType
+
+    x, y = _training_data()
+    model = lightgbm.LGBMClassifier(n_estimators=3, verbose=-1).fit(x, y)
+    path = save(convert_lightgbm(model, initial_types=[("input", FloatTensorType([None, 4]))], target_opset=15,
+                                 zipmap=False))
+    [diag] = [d for d in cli("check", str(path), "--output-format", "json").json() if d["code"] == "OL003"]
+    assert diag["severity"] == "warning" and "Mul" in diag["message"] and diag["fix"] is not None
+
+
+def test_untyped_tensor_feeding_a_standard_op_stays_a_warning(cli, save):
+    """Scaler (ai.onnx.ml) -> MatMul: the quantizer and FP16 converters rewrite the MatMul."""
+    import numpy as np
+
+    weights = onnx.numpy_helper.from_array(np.ones((4, 2), dtype=np.float32), "W")
+    scaler = h.make_node("Scaler", ["X"], ["s"], domain="ai.onnx.ml", offset=[0.0] * 4, scale=[1.0] * 4)
+    graph = h.make_graph([scaler, h.make_node("MatMul", ["s", "W"], ["Y"])], "g",
+                         [h.make_tensor_value_info("X", T.FLOAT, ["N", 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["N", 2])], [weights])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 3)],
+                         ir_version=8)
+    path = save(model)
+    [diag] = [d for d in cli("check", str(path), "--output-format", "json").json() if d["code"] == "OL003"]
+    assert diag["severity"] == "warning" and "MatMul downstream needs the type" in diag["message"]
+    assert cli("check", str(path), "--fix").code == 0
+    assert {v.name: v.type.tensor_type.elem_type for v in onnx.load(path).graph.value_info} == {"s": T.FLOAT}
