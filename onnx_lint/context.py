@@ -18,6 +18,7 @@ from onnx_lint.diagnostics import Location
 from onnx_lint.edits import SetType
 from onnx_lint.graphs import ROOT, GraphScope
 from onnx_lint.inference import ENGINE_NAMES_PINNED, PIN_SIZES, ShapeOracle
+from onnx_lint.runtime_probe import ENGINE_RUN
 from onnx_lint.model_io import LoadedModel, check_cycles
 from onnx_lint.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info
 
@@ -98,11 +99,13 @@ class UntypedGroup:
 class LintContext:
     """Everything rules may ask about one model; each fact is computed once, on demand."""
 
-    def __init__(self, loaded: LoadedModel, file: str, oracle: ShapeOracle | None = None) -> None:
+    def __init__(self, loaded: LoadedModel, file: str, oracle: ShapeOracle | None = None, *,
+                 runtime_probe: bool = True) -> None:
         self.loaded = loaded
         self.model = loaded.model
         self.file = file
         self.oracle = oracle or ShapeOracle(loaded)
+        self.runtime_probe = runtime_probe
         self._init_names: dict[str, set[str]] = {}
 
     @cached_property
@@ -158,6 +161,21 @@ class LintContext:
         self.oracle.ensure_symbolic()
         for decl in needy:
             decl.derived, decl.engine = self.oracle.derived(decl.graph, decl.name)
+        self._fallback_to_run([d for d in needy if d.kind == "output" and d.underivable])
+
+    def _fallback_to_run(self, decls: list[Declaration]) -> None:
+        """The third engine: run the model, for graph outputs no static engine could shape."""
+        tensors = {v.name for v in self.model.graph.output if v.type.WhichOneof("value") == "tensor_type"}
+        decls = [d for d in decls if d.name in tensors]
+        if not decls or not self.runtime_probe:
+            return
+        result = self.oracle.ensure_probe([d.name for d in decls])
+        for decl in decls:
+            fact = result.facts.get(decl.name)
+            if fact is not None:
+                elem_type = decl.derived.elem_type if decl.derived is not None and decl.derived.elem_type else 0
+                decl.derived = TensorInfo(elem_type or fact.info.elem_type, fact.info.dims)
+                decl.engine = ENGINE_RUN
 
     def _find_conflicts(self, decls: list[Declaration]) -> None:
         pending: list[tuple[Declaration, int]] = []
@@ -166,10 +184,21 @@ class LintContext:
             if not decl.comparable or decl.rank_mismatch:
                 continue
             for i, (want, got) in enumerate(zip(decl.declared.dims, decl.derived.dims)):  # type: ignore[union-attr]
+                run = self._run_evidence(decl, i)
                 if isinstance(want, str):
-                    if (decl.kind == "output" and decl.graph == ROOT and want in self.input_dim_claims
-                            and got != want):
+                    if run is not None and want in self.input_dim_claims and run[0] != want:
+                        a, b = run[1]
+                        decl.conflicts.append(DimConflict(
+                            i, want, got, "name",
+                            f"declared '{want}' but {_run_clause(run[0], a, b)}"))
+                    elif (run is None and decl.kind == "output" and decl.graph == ROOT
+                            and want in self.input_dim_claims and got != want):
                         claims.append((decl, i))  # not confirmed by plain inference: prove or refute
+                    continue
+                if (isinstance(want, int) and want >= 0 and run is not None
+                        and (run[0] is not None or run[1][0] != run[1][1])):
+                    a, b = run[1]
+                    decl.conflicts.append(DimConflict(i, want, got, "dynamic", _run_clause(run[0], a, b)))
                     continue
                 if not isinstance(want, int) or want < 0:
                     continue  # negative dims are OL101's business, not a conflict
@@ -187,6 +216,15 @@ class LintContext:
         self._check_pinned(pending)
         self._check_claims(claims)
         self._check_param_reuse(decls)
+
+    def _run_evidence(self, decl: Declaration, index: int) -> tuple[str | None, tuple[int, int]] | None:
+        """For a dim the model run derived: the input dim it follows (or None) and its two sizes."""
+        if decl.engine != ENGINE_RUN or self.oracle.probe_result is None:
+            return None
+        fact = self.oracle.probe_result.facts.get(decl.name)
+        if fact is None or len(fact.sizes) <= index:
+            return None
+        return fact.follows[index], fact.sizes[index]
 
     def _check_claims(self, claims: list[tuple[Declaration, int]]) -> None:
         """SPEC 3, "Symbolic names are claims too": a declared input dim name must have its size.
@@ -414,6 +452,14 @@ class LintContext:
             message = _root_message(node, strict) if node is not None else "no node produces it"
             result.append(UntypedGroup(scope.path, root, node, sorted(set(tensors), key=tensors.index), message))
         return result
+
+
+def _run_clause(follows: str | None, a: int, b: int) -> str:
+    """What two ONNX Runtime runs showed about one dim."""
+    if follows is None:
+        return f"ONNX Runtime returns {a} and {b} in two runs" if a != b else f"ONNX Runtime returns {a}"
+    shown = follows if follows.startswith("input '") else f"input dim '{follows}'"
+    return f"it follows {shown}: ONNX Runtime returns {a} and {b} in two runs with it at {a} and {b}"
 
 
 def _has_elem_type(value: onnx.ValueInfoProto) -> bool:

@@ -110,7 +110,7 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
     oracle = copy.copy(ctx.oracle)
     oracle.loaded = fixed_loaded
     oracle._annotated = None  # declarations changed: inference that trusts them must re-run
-    relint_ctx = LintContext(fixed_loaded, ctx.file, oracle)
+    relint_ctx = LintContext(fixed_loaded, ctx.file, oracle, runtime_probe=ctx.runtime_probe)
     relint, errors = run_rules(relint_ctx, rules, enabled)
     if errors:
         raise FixError(errors[0])

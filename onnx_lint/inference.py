@@ -23,6 +23,7 @@ import onnx.shape_inference
 from onnx_lint.graphs import ROOT, scopes_at
 from onnx_lint.limits import engine_headroom, memory_ceiling
 from onnx_lint.model_io import LoadedModel
+from onnx_lint.runtime_probe import ProbeResult, probe
 from onnx_lint.shapes import TensorInfo, tensor_info
 
 ENGINE_ONNX = "onnx"
@@ -155,6 +156,7 @@ class ShapeOracle:
     _pinned: dict[int, dict[str, dict[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
     _named_pins: dict[int, tuple[dict[str, int], dict[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
     _strict: list[tuple[str, str | None, str]] | None = None
+    probe_result: ProbeResult | None = None
     _annotated: dict[str, dict[str, onnx.ValueInfoProto]] | None = None
     inferred: onnx.ModelProto | None = None
     paths: list[str] = field(default_factory=list)
@@ -219,6 +221,13 @@ class ShapeOracle:
     @property
     def symbolic_ran(self) -> bool:
         return self._symbolic is not None
+
+    # -- running the model (the third engine) ---------------------------------------
+    def ensure_probe(self, outputs: list[str]) -> ProbeResult:
+        """Run the model in ONNX Runtime once for the main graph's otherwise underivable outputs."""
+        if self.probe_result is None:
+            self.probe_result = probe(self.loaded, outputs)
+        return self.probe_result
 
     # -- dims pinned to two sizes -----------------------------------------------
     def pinned(self, size: int) -> dict[str, dict[str, onnx.ValueInfoProto]]:

@@ -278,3 +278,82 @@ def test_untyped_tensor_feeding_a_standard_op_stays_a_warning(cli, save):
     assert diag["severity"] == "warning" and "MatMul downstream needs the type" in diag["message"]
     assert cli("check", str(path), "--fix").code == 0
     assert {v.name: v.type.tensor_type.elem_type for v in onnx.load(path).graph.value_info} == {"s": T.FLOAT}
+
+
+# -- the runtime probe: a third engine for ai.onnx.ml outputs ------------------------------------------
+def _declare(model: onnx.ModelProto, output: str, dims) -> onnx.ModelProto:
+    from onnx_lint.shapes import write_dims
+
+    value = next(v for v in model.graph.output if v.name == output)
+    write_dims(value.type.tensor_type, tuple(dims))
+    return model
+
+
+def test_probe_finds_a_rank0_sklearn_output_and_the_fix_matches_onnx_runtime(cli, save):
+    path = save(_declare(_sklearn_models()["scaler-logreg"], "probabilities", []))
+    run = cli("check", str(path), "--output-format", "json")
+    [diag] = [d for d in run.json() if d["code"] == "OL001"]
+    assert run.code == 1 and diag["engine"] == "onnxruntime run" and "FLOAT[?, 3]" in diag["message"]
+    assert cli("check", str(path), "--fix").code == 0
+    assert output_dims(path, 1) == [None, 3]
+    assert runtime_violations(path) == []
+
+
+def test_probe_finds_a_pinned_xgboost_batch(cli, save):
+    pytest.importorskip("onnxmltools")
+    xgboost = pytest.importorskip("xgboost")
+    from onnxmltools import convert_xgboost
+    from onnxmltools.convert.common.data_types import FloatTensorType
+
+    x, _ = _training_data()
+    model = xgboost.XGBRegressor(n_estimators=3, max_depth=2).fit(x, x[:, 0])
+    onnx_model = convert_xgboost(model, initial_types=[("input", FloatTensorType([None, 4]))], target_opset=15)
+    path = save(_declare(onnx_model, "variable", [1, 1]))
+    assert runtime_violations(path)
+    [diag] = cli("check", str(path), "--output-format", "json").json()
+    assert diag["code"] == "OL002" and diag["engine"] == "onnxruntime run"
+    assert "ONNX Runtime returns 3 and 4 in two runs" in diag["message"]
+    assert cli("check", str(path), "--fix").code == 0
+    assert output_dims(path) == [None, 1]
+    assert runtime_violations(path) == []
+
+
+def test_probe_finds_lightgbm_label_pinned_to_one(cli, save):
+    """onnxmltools declares `label: INT64[1]`; ONNX Runtime itself warns that it returns [N]."""
+    pytest.importorskip("onnxmltools")
+    lightgbm = pytest.importorskip("lightgbm")
+    from onnxmltools import convert_lightgbm
+    from onnxmltools.convert.common.data_types import FloatTensorType
+
+    x, y = _training_data()
+    model = lightgbm.LGBMClassifier(n_estimators=3, verbose=-1).fit(x, y)
+    path = save(convert_lightgbm(model, initial_types=[("input", FloatTensorType([None, 4]))], target_opset=15,
+                                 zipmap=False))
+    found = {d["code"]: d for d in cli("check", str(path), "--output-format", "json").json()}
+    assert found["OL002"]["location"]["tensor"] == "label" and found["OL002"]["engine"] == "onnxruntime run"
+    off = cli("check", str(path), "--no-runtime-probe", "--output-format", "json").json()
+    [note] = [d for d in off if d["code"] == "OL007" and d["location"]["tensor"] == "label"]
+    assert "onnxruntime run: turned off" in note["message"]
+    assert cli("check", str(path), "--fix").code == 0
+    assert output_dims(path) == [None]
+    assert runtime_violations(path) == []
+
+
+def test_runtime_probe_off_by_config(cli, save, tmp_path):
+    path = save(_declare(_sklearn_models()["scaler-logreg"], "probabilities", []))
+    (tmp_path / "onnx-lint.toml").write_text("runtime-probe = false\n")
+    run = cli("check", str(path), "--output-format", "json")
+    assert "OL001" not in {d["code"] for d in run.json()} and run.code == 0
+
+
+def test_probe_says_why_it_cannot_run_an_integer_input_model(cli, save):
+    """Integer inputs have no safe synthetic value: the OL007 note says so."""
+    node = h.make_node("Lookup", ["X"], ["Y"], domain="com.example")
+    graph = h.make_graph([node], "g", [h.make_tensor_value_info("X", T.INT64, ["N"])],
+                         [h.make_tensor_value_info("Y", T.INT64, [1])])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.example", 1)],
+                         ir_version=8)
+    path = save(model)
+    diags = cli("check", str(path), "--output-format", "json").json()
+    [note] = [d for d in diags if d["code"] == "OL007"]
+    assert "onnxruntime run: input 'X' is not a float tensor (no safe synthetic value)" in note["message"]
