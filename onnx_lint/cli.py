@@ -278,7 +278,7 @@ def _run_jobs(jobs: list[Job], requested: int) -> list:
 
         fork = sys.platform.startswith("linux")
         if fork:  # import once here: forked workers inherit it instead of each paying for it
-            import onnx_lint.fixer  # noqa: F401
+            import onnx_lint.fixer
             import onnx_lint.rules.registry  # noqa: F401
         context = multiprocessing.get_context("fork" if fork else "spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:

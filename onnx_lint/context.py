@@ -18,8 +18,8 @@ from onnx_lint.diagnostics import Location
 from onnx_lint.edits import SetType
 from onnx_lint.graphs import ROOT, GraphScope
 from onnx_lint.inference import ENGINE_NAMES_PINNED, PIN_SIZES, ShapeOracle
-from onnx_lint.runtime_probe import ENGINE_RUN
 from onnx_lint.model_io import LoadedModel, check_cycles
+from onnx_lint.runtime_probe import ENGINE_RUN
 from onnx_lint.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info
 
 ConflictReason = Literal["concrete", "dynamic", "pinned", "param-reuse", "name"]
@@ -291,6 +291,43 @@ class LintContext:
                 decl.conflicts.append(DimConflict(
                     i, name, got, "param-reuse",
                     f"dim_param '{name}' is used for dims the graph computes as {', '.join(map(str, values))}"))
+        self._check_shared_names(decls)
+
+    def _check_shared_names(self, decls: list[Declaration]) -> None:
+        """A name no input carries, declared on several main-graph outputs, claims they are equal.
+
+        Plain inference often leaves such dims anonymous (``unk__3`` and ``unk__7``); the pinned
+        run (the one the input-name claims use) shows whether they really are equal.
+        """
+        shared: dict[str, list[tuple[Declaration, int]]] = defaultdict(list)
+        for decl in decls:
+            if decl.kind != "output" or decl.graph != ROOT or not decl.comparable or decl.rank_mismatch:
+                continue
+            if decl.conflicts or decl.engine == ENGINE_RUN:
+                continue
+            for i, (want, got) in enumerate(zip(decl.declared.dims, decl.derived.dims)):  # type: ignore[union-attr]
+                if isinstance(want, str) and want not in self.input_dim_claims and not isinstance(got, int):
+                    shared[want].append((decl, i))
+        for name, entries in shared.items():
+            derived = {decl.derived.dims[i] for decl, i in entries}  # type: ignore[union-attr]
+            if len({decl.name for decl, _ in entries}) < 2 or (len(derived) == 1 and None not in derived):
+                continue  # one output, or one symbol plain inference already derived for all of them
+            _sizes, values = self.oracle.named_pins()
+            pinned: list[int | None] = []
+            for decl, i in entries:
+                value = values.get(decl.name)
+                info = tensor_info(value.type) if value is not None and value.HasField("type") else None
+                dim = info.dims[i] if info is not None and info.dims is not None and len(info.dims) > i else None
+                pinned.append(dim if isinstance(dim, int) else None)
+            if None in pinned or len(set(pinned)) < 2:
+                continue
+            shown = ", ".join(f"{size} for '{decl.name}'" for (decl, _), size in zip(entries, pinned))
+            for (decl, i), size in zip(entries, pinned):
+                decl.conflicts.append(DimConflict(
+                    i, name, decl.derived.dims[i], "param-reuse",  # type: ignore[union-attr]
+                    f"dim_param '{name}' is used for dims the graph computes as {shown}, with the dynamic "
+                    f"input dims pinned"))
+                decl.engine = ENGINE_NAMES_PINNED
 
     def reconciled_dims(self, decl: Declaration) -> tuple[Dim, ...]:
         """SPEC 4.1: derived rank and concrete dims; declared names kept where derived is symbolic."""
@@ -304,9 +341,7 @@ class LintContext:
                 out.append(got)
                 continue
             want = declared[i] if declared is not None and len(declared) == len(derived) else None
-            if isinstance(want, str) and i not in conflicted:
-                out.append(want)
-            elif isinstance(want, int) and want >= 0 and i not in conflicted:
+            if isinstance(want, str) and i not in conflicted or isinstance(want, int) and want >= 0 and i not in conflicted:
                 out.append(want)
             else:
                 named = self._proven_name(decl, i, got)
@@ -345,7 +380,9 @@ class LintContext:
     @cached_property
     def filled_types(self) -> dict[tuple[str, str], int]:
         """Schema-based element types over the shape-inferred model (SPEC 4.2)."""
-        from onnx_lint.type_fill import propagate_types  # cold path: only with untyped tensors
+        from onnx_lint.type_fill import (
+            propagate_types,  # cold path: only with untyped tensors
+        )
 
         known = {(ROOT, name): info.elem_type for name, info in self.oracle.symbolic_types().items()
                  if info.elem_type}

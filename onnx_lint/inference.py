@@ -356,7 +356,10 @@ def run_symbolic_inference(model: onnx.ModelProto) -> onnx.ModelProto | str:
     current directory when it gives up; the loop below is the same algorithm minus that.
     """
     try:
-        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference, get_opset
+        from onnxruntime.tools.symbolic_shape_infer import (
+            SymbolicShapeInference,
+            get_opset,
+        )
     except Exception as exc:  # onnxruntime or sympy missing
         return f"not available ({_first_line(exc)}); install onnx-lint[runtime]"
     logger = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")

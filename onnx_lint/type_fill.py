@@ -22,7 +22,13 @@ import onnx
 from onnx import AttributeProto, TensorProto
 from onnx.defs import OpSchema
 
-from onnx_lint.graphs import ROOT, GraphScope, consumed_names, iter_scopes, subgraph_attributes
+from onnx_lint.graphs import (
+    ROOT,
+    GraphScope,
+    consumed_names,
+    iter_scopes,
+    subgraph_attributes,
+)
 
 Key = tuple[str, str]  # (graph path, tensor name)
 
@@ -518,7 +524,7 @@ class _Scan:
         return p.body_outputs(subs.get("body"))
 
 
-_CONTROL: dict[str, type[_If] | type[_Loop] | type[_Scan]] = {"If": _If, "Loop": _Loop, "Scan": _Scan}
+_CONTROL: dict[str, type[_If | _Loop | _Scan]] = {"If": _If, "Loop": _Loop, "Scan": _Scan}
 
 
 def propagate_types(model: onnx.ModelProto, known: Mapping[Key, int] | None = None) -> dict[Key, int]:

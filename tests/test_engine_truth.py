@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 from conftest import output_dims
@@ -54,9 +55,9 @@ def passthrough(declared=("batch", "seq")):
 
 def slice_shortens_seq(declared):
     """Y = X[:, 1:]: the graph computes [batch, seq - 1]."""
-    starts = onnx.numpy_helper.from_array(__import__("numpy").array([1], dtype="int64"), "starts")
-    ends = onnx.numpy_helper.from_array(__import__("numpy").array([2**62], dtype="int64"), "ends")
-    axes = onnx.numpy_helper.from_array(__import__("numpy").array([1], dtype="int64"), "axes")
+    starts = onnx.numpy_helper.from_array(np.array([1], dtype="int64"), "starts")
+    ends = onnx.numpy_helper.from_array(np.array([2**62], dtype="int64"), "ends")
+    axes = onnx.numpy_helper.from_array(np.array([1], dtype="int64"), "axes")
     return _model([h.make_node("Slice", ["X", "starts", "ends", "axes"], ["Y"])], [_x()], [_y(declared)],
                   [starts, ends, axes])
 
@@ -70,10 +71,10 @@ def negative_and_pinned():
     ("builder", "message", "fixed"),
     [
         (concat_seq, "dim 1: declared 'seq' (= 41 when 'seq' is 41) but the graph computes 82", ["batch", "Y_dim1"]),
-        (swapped, "declared 'batch' (= 37 when 'batch' is 37) but the graph computes 41 (the size of input dim "
-                  "'seq')", ["seq", "batch"]),
-        (wrong_input_dim, "declared 'seq' (= 41 when 'seq' is 41) but the graph computes 37 (the size of input "
-                          "dim 'batch')", ["batch"]),
+        (swapped, ("declared 'batch' (= 37 when 'batch' is 37) but the graph computes 41 (the size of input "
+                   "dim 'seq')"), ["seq", "batch"]),
+        (wrong_input_dim, ("declared 'seq' (= 41 when 'seq' is 41) but the graph computes 37 (the size of input "
+                           "dim 'batch')"), ["batch"]),
         (lambda: slice_shortens_seq(["batch", "seq"]), "but the graph computes 40", ["batch", "Y_dim1"]),
     ],
     ids=["concat-seq", "swapped", "wrong-input-dim", "slice-declared-seq"],
@@ -150,7 +151,7 @@ def test_healthy_torch_exports_stay_silent_and_byte_identical(cli, tmp_path, nam
 
 def test_stale_output_keeps_the_input_dim_name_two_pinned_runs_prove(cli, save):
     """A rank-0 or wrong-rank output is reconciled with `batch` where inference only finds `unk__N`."""
-    shape = onnx.numpy_helper.from_array(__import__("numpy").array([0, -1], dtype="int64"), "shape")
+    shape = onnx.numpy_helper.from_array(np.array([0, -1], dtype="int64"), "shape")
     model = _model([h.make_node("Reshape", ["X", "shape"], ["Y"])], [_x(("batch", 2, 4))], [_y([])], [shape])
     path = save(model)
     [diag] = cli("check", str(path), "--output-format", "json").json()
@@ -194,8 +195,6 @@ def test_ppocr_v2_rec_fix_converges(cli, tmp_path):
 
 # -- classic ML: severity follows consequences -------------------------------------------------------
 def _training_data():
-    import numpy as np
-
     rng = np.random.default_rng(0)
     x = rng.standard_normal((60, 4)).astype(np.float32)
     return x, (x[:, 0] > 0).astype(int) + (x[:, 1] > 0)
@@ -203,11 +202,11 @@ def _training_data():
 
 def _sklearn_models() -> dict[str, onnx.ModelProto]:
     pytest.importorskip("skl2onnx")
+    from skl2onnx import to_onnx
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.linear_model import LinearRegression, LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
-    from skl2onnx import to_onnx
 
     x, y = _training_data()
     opsets = {"": 17, "ai.onnx.ml": 3}
@@ -264,8 +263,6 @@ def test_lightgbm_untyped_probabilities_feeding_mul_stay_a_warning(cli, save):
 
 def test_untyped_tensor_feeding_a_standard_op_stays_a_warning(cli, save):
     """Scaler (ai.onnx.ml) -> MatMul: the quantizer and FP16 converters rewrite the MatMul."""
-    import numpy as np
-
     weights = onnx.numpy_helper.from_array(np.ones((4, 2), dtype=np.float32), "W")
     scaler = h.make_node("Scaler", ["X"], ["s"], domain="ai.onnx.ml", offset=[0.0] * 4, scale=[1.0] * 4)
     graph = h.make_graph([scaler, h.make_node("MatMul", ["s", "W"], ["Y"])], "g",
@@ -357,3 +354,31 @@ def test_probe_says_why_it_cannot_run_an_integer_input_model(cli, save):
     diags = cli("check", str(path), "--output-format", "json").json()
     [note] = [d for d in diags if d["code"] == "OL007"]
     assert "onnxruntime run: input 'X' is not a float tensor (no safe synthetic value)" in note["message"]
+
+
+def _two_outputs(second: str):
+    """A = Reshape(X, [-1]) ([batch*seq]) and B = ``second`` over X, both declared [n]."""
+    shape = onnx.numpy_helper.from_array(np.array([-1], dtype="int64"), "shape")
+    ops = {"reduce": h.make_node("ReduceMax", ["X"], ["B"], axes=[1], keepdims=0),
+           "flatten": h.make_node("Reshape", ["X", "shape"], ["B"])}
+    nodes = [h.make_node("Reshape", ["X", "shape"], ["A"]), ops[second]]
+    outputs = [h.make_tensor_value_info("A", T.FLOAT, ["n"]), h.make_tensor_value_info("B", T.FLOAT, ["n"])]
+    return _model(nodes, [_x()], outputs, [shape])
+
+
+def test_one_name_on_two_outputs_of_different_sizes_is_an_error(cli, save):
+    path = save(_two_outputs("reduce"))
+    assert runtime_violations(path) == []  # 'n' is on no input: ONNX Runtime cannot judge it alone
+    diags = cli("check", str(path), "--output-format", "json").json()
+    assert [d["code"] for d in diags] == ["OL002", "OL002"]
+    assert "dim_param 'n' is used for dims the graph computes as 1517 for 'A', 37 for 'B'" in diags[0]["message"]
+    assert cli("check", str(path), "--fix").code == 0
+    assert (output_dims(path, 0), output_dims(path, 1)) == (["A_dim0"], ["batch"])
+
+
+def test_one_name_on_two_outputs_of_equal_size_stays_silent(cli, save):
+    path = save(_two_outputs("flatten"))
+    before = path.read_bytes()
+    assert cli("check", str(path), "--output-format", "json").json() == []
+    assert cli("check", str(path), "--fix").code == 0
+    assert path.read_bytes() == before

@@ -14,7 +14,14 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from onnx.helper import make_graph, make_model, make_node, make_opsetid, make_tensor, make_tensor_value_info
+from onnx.helper import (
+    make_graph,
+    make_model,
+    make_node,
+    make_opsetid,
+    make_tensor,
+    make_tensor_value_info,
+)
 
 
 def _make_cast_model(cast_to, output_elem_type, with_value_info=False):
