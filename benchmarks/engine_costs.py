@@ -43,23 +43,25 @@ def _timed(name: str, function):
 def main() -> None:
     inference.ShapeOracle.named_pins = _timed("pinned", inference.ShapeOracle.named_pins)  # type: ignore[method-assign]
     inference.probe = _timed("probe", inference.probe)  # type: ignore[assignment]
-    print("| family | models | lint total (s) | pinned runs | pinned (s) | probe runs | probe (s) | probed models |")
+    print("| family | models | lint total (s) | pinned runs | pinned (s) | probe calls | probe (s) | probe asked for |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for family, paths in all_real_models().items():
         total = 0.0
         before = (dict(_spent), dict(_count))
         probed = []
         for path in paths:
-            runs = _count["probe"]
             start = time.perf_counter()
-            lint_file(path, path.name, ALL_RULES, lambda code: True)
+            _, ctx = lint_file(path, path.name, ALL_RULES, lambda code: True)
             total += time.perf_counter() - start
-            if _count["probe"] > runs:
-                probed.append(path.name)
+            result = ctx.oracle.probe_result if ctx is not None else None
+            if result is not None:
+                name = f"{path.parent.name}/{path.name}" if path.name == "model.onnx" else path.name
+                outcome = "shaped" if result.facts else f"not run: {result.reason}"
+                probed.append(f"`{name}` ({outcome[:90]})")
         pins = _count["pinned"] - before[1].get("pinned", 0)
         probes = _count["probe"] - before[1].get("probe", 0)
         print(f"| {family} | {len(paths)} | {total:.2f} | {pins} | {_spent['pinned'] - before[0].get('pinned', 0):.2f} "
-              f"| {probes} | {_spent['probe'] - before[0].get('probe', 0):.2f} | {', '.join(probed) or '—'} |")
+              f"| {probes} | {_spent['probe'] - before[0].get('probe', 0):.2f} | {'; '.join(probed) or '—'} |")
 
 
 if __name__ == "__main__":
