@@ -63,6 +63,13 @@ class Declaration:
         )
 
     @property
+    def dims_pair(self) -> tuple[tuple[Dim, ...], tuple[Dim, ...]]:
+        """Declared and derived dims of a comparable declaration."""
+        assert self.declared is not None and self.declared.dims is not None
+        assert self.derived is not None and self.derived.dims is not None
+        return self.declared.dims, self.derived.dims
+
+    @property
     def rank_mismatch(self) -> bool:
         return self.comparable and self.declared.rank != self.derived.rank  # type: ignore[union-attr]
 
@@ -237,7 +244,7 @@ class LintContext:
         sizes, values = self.oracle.named_pins()
         by_size = {size: name for name, size in sizes.items()}
         for decl, i in claims:
-            want = decl.declared.dims[i]  # type: ignore[union-attr]
+            want = decl.dims_pair[0][i]
             value = values.get(decl.name)
             info = tensor_info(value.type) if value is not None and value.HasField("type") else None
             if info is None or info.dims is None or len(info.dims) != decl.declared.rank:  # type: ignore[union-attr]
@@ -248,7 +255,7 @@ class LintContext:
             other = by_size.get(got)
             which = f" (the size of input dim '{other}')" if other else ""
             decl.conflicts.append(DimConflict(
-                i, want, decl.derived.dims[i], "name",  # type: ignore[union-attr]
+                i, want, decl.dims_pair[1][i], "name",
                 f"declared '{want}' (= {expected} when '{want}' is {expected}) but the graph computes "
                 f"{got}{which}"))
             decl.engine = ENGINE_NAMES_PINNED
@@ -305,11 +312,11 @@ class LintContext:
                 continue
             if decl.conflicts or decl.engine == ENGINE_RUN:
                 continue
-            for i, (want, got) in enumerate(zip(decl.declared.dims, decl.derived.dims)):  # type: ignore[union-attr]
+            for i, (want, got) in enumerate(zip(*decl.dims_pair)):
                 if isinstance(want, str) and want not in self.input_dim_claims and not isinstance(got, int):
                     shared[want].append((decl, i))
         for name, entries in shared.items():
-            derived = {decl.derived.dims[i] for decl, i in entries}  # type: ignore[union-attr]
+            derived = {decl.dims_pair[1][i] for decl, i in entries}
             if len({decl.name for decl, _ in entries}) < 2 or (len(derived) == 1 and None not in derived):
                 continue  # one output, or one symbol plain inference already derived for all of them
             _sizes, values = self.oracle.named_pins()
@@ -324,7 +331,7 @@ class LintContext:
             shown = ", ".join(f"{size} for '{decl.name}'" for (decl, _), size in zip(entries, pinned))
             for (decl, i), size in zip(entries, pinned):
                 decl.conflicts.append(DimConflict(
-                    i, name, decl.derived.dims[i], "param-reuse",  # type: ignore[union-attr]
+                    i, name, decl.dims_pair[1][i], "param-reuse",
                     f"dim_param '{name}' is used for dims the graph computes as {shown}, with the dynamic "
                     f"input dims pinned"))
                 decl.engine = ENGINE_NAMES_PINNED
