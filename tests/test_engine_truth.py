@@ -382,3 +382,10 @@ def test_one_name_on_two_outputs_of_equal_size_stays_silent(cli, save):
     assert cli("check", str(path), "--output-format", "json").json() == []
     assert cli("check", str(path), "--fix").code == 0
     assert path.read_bytes() == before
+
+
+def test_runtime_probe_config_value_must_be_a_boolean(cli, save, tmp_path):
+    path = save(passthrough())
+    (tmp_path / "onnx-lint.toml").write_text('runtime-probe = "no"\n')
+    run = cli("check", str(path))
+    assert run.code == 2 and "'runtime-probe'" in run.err and "must be true or false" in run.err
