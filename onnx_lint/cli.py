@@ -49,6 +49,8 @@ def _build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", help="configuration file (onnx-lint.toml or pyproject.toml)")
     check.add_argument("--no-runtime-check", action="store_true",
                        help="with --fix, skip the ONNX Runtime load check of the fixed model")
+    check.add_argument("--no-runtime-probe", action="store_true",
+                       help="never run the model in ONNX Runtime to shape outputs no static engine derives")
     check.add_argument("--quiet", "-q", action="store_true", help="print diagnostics only, no summary")
 
     rule = sub.add_parser("rule", help="explain a rule")
@@ -196,6 +198,7 @@ class Job:
     cache_root: Path | None
     fingerprint: str
     runtime_check: bool
+    runtime_probe: bool = True
 
 
 def discover(paths: Sequence[str]) -> tuple[list[Path], list[str]]:
@@ -242,11 +245,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
     settings.check_selectors(all_codes)
     files, missing = discover(args.paths)
     root = config_path.parent if config_path else Path.cwd()
-    fingerprint = repr((settings.select, settings.extend_select, settings.ignore))
+    probe = settings.runtime_probe and not args.no_runtime_probe
+    fingerprint = repr((settings.select, settings.extend_select, settings.ignore, probe))
     jobs = [
         Job(path, str(path), frozenset(c for c in all_codes
                                         if settings.enabled(c, all_codes, all_codes, path)),
-            args.fix, args.diff, None if args.no_cache else root, fingerprint, not args.no_runtime_check)
+            args.fix, args.diff, None if args.no_cache else root, fingerprint, not args.no_runtime_check, probe)
         for path in files
     ]
     results = _run_jobs(jobs, args.jobs)
@@ -278,7 +282,7 @@ def _run_jobs(jobs: list[Job], requested: int) -> list:
 
         fork = sys.platform.startswith("linux")
         if fork:  # import once here: forked workers inherit it instead of each paying for it
-            import onnx_lint.fixer  # noqa: F401
+            import onnx_lint.fixer
             import onnx_lint.rules.registry  # noqa: F401
         context = multiprocessing.get_context("fork" if fork else "spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
@@ -318,7 +322,7 @@ def process_job(job: Job):
     from onnx_lint.rules import ALL_RULES
 
     try:
-        result, ctx = lint_file(job.path, job.display, ALL_RULES, enabled)
+        result, ctx = lint_file(job.path, job.display, ALL_RULES, enabled, runtime_probe=job.runtime_probe)
         if ctx is not None and cache is not None and not result.internal_errors:
             cache.put(job.path, result.diagnostics, ctx.loaded.external_locations)
         if ctx is None or not (job.fix or job.diff):

@@ -31,7 +31,7 @@ else:  # pragma: no cover
 CONFIG_NAME = "onnx-lint.toml"
 PYPROJECT = "pyproject.toml"
 TABLE = "onnx-lint"
-KEYS = ("select", "extend-select", "ignore", "per-file-ignores")
+KEYS = ("select", "extend-select", "ignore", "per-file-ignores", "runtime-probe")
 _SELECTOR = re.compile(r"ALL|[A-Z]+[0-9]*")
 
 
@@ -48,6 +48,8 @@ class Settings:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Run the model in ONNX Runtime for outputs no static engine shapes (SPEC 2 step 5).
+    runtime_probe: bool = True
     source: Path | None = None
     base: Settings | None = None
 
@@ -214,7 +216,11 @@ def load_config(path: Path) -> Settings:
         raise ConfigError(f"'per-file-ignores' in {where} must be a table of \"glob\" = [codes]")
     per_file = tuple((glob, _codes(codes, f"per-file-ignores.{glob}", where))
                      for glob, codes in raw_per_file.items())
+    probe = table.get("runtime-probe", True)
+    if not isinstance(probe, bool):
+        raise ConfigError(f"'runtime-probe' in {where} must be true or false")
     return Settings(
+        runtime_probe=probe,
         select=_codes(table["select"], "select", where) if "select" in table else None,
         extend_select=_codes(table.get("extend-select", []), "extend-select", where),
         ignore=_codes(table.get("ignore", []), "ignore", where),
@@ -239,6 +245,7 @@ def merge_cli(settings: Settings, *, select: Iterable[str] | None = None,
         extend_select=tuple(extend_select or ()),
         ignore=tuple(ignore or ()),
         per_file_ignores=settings.per_file_ignores,
+        runtime_probe=settings.runtime_probe,
         source=settings.source,
         base=settings,
     )

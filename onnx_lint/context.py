@@ -17,11 +17,12 @@ import onnx
 from onnx_lint.diagnostics import Location
 from onnx_lint.edits import SetType
 from onnx_lint.graphs import ROOT, GraphScope, topological_order
-from onnx_lint.inference import PIN_SIZES, ShapeOracle
+from onnx_lint.inference import ENGINE_NAMES_PINNED, PIN_SIZES, ShapeOracle
 from onnx_lint.model_io import LoadedModel, check_cycles
+from onnx_lint.runtime_probe import ENGINE_RUN
 from onnx_lint.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info
 
-ConflictReason = Literal["concrete", "dynamic", "pinned", "param-reuse"]
+ConflictReason = Literal["concrete", "dynamic", "pinned", "param-reuse", "name"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,13 @@ class Declaration:
         )
 
     @property
+    def dims_pair(self) -> tuple[tuple[Dim, ...], tuple[Dim, ...]]:
+        """Declared and derived dims of a comparable declaration."""
+        assert self.declared is not None and self.declared.dims is not None
+        assert self.derived is not None and self.derived.dims is not None
+        return self.declared.dims, self.derived.dims
+
+    @property
     def rank_mismatch(self) -> bool:
         return self.comparable and self.declared.rank != self.derived.rank  # type: ignore[union-attr]
 
@@ -98,16 +106,23 @@ class UntypedGroup:
 class LintContext:
     """Everything rules may ask about one model; each fact is computed once, on demand."""
 
-    def __init__(self, loaded: LoadedModel, file: str, oracle: ShapeOracle | None = None) -> None:
+    def __init__(self, loaded: LoadedModel, file: str, oracle: ShapeOracle | None = None, *,
+                 runtime_probe: bool = True) -> None:
         self.loaded = loaded
         self.model = loaded.model
         self.file = file
         self.oracle = oracle or ShapeOracle(loaded)
+        self.runtime_probe = runtime_probe
         self._init_names: dict[str, set[str]] = {}
 
     @cached_property
     def scopes(self) -> list[GraphScope]:
         return self.loaded.scopes
+
+    @cached_property
+    def input_dim_claims(self) -> frozenset[str]:
+        """Dim names on the main graph's inputs: a declared output dim of that name claims its size."""
+        return input_dim_names(self.model.graph)
 
     @cached_property
     def named_dims(self) -> frozenset[str]:
@@ -153,13 +168,45 @@ class LintContext:
         self.oracle.ensure_symbolic()
         for decl in needy:
             decl.derived, decl.engine = self.oracle.derived(decl.graph, decl.name)
+        self._fallback_to_run([d for d in needy if d.kind == "output" and d.underivable])
+
+    def _fallback_to_run(self, decls: list[Declaration]) -> None:
+        """The third engine: run the model, for graph outputs no static engine could shape."""
+        tensors = {v.name for v in self.model.graph.output if v.type.WhichOneof("value") == "tensor_type"}
+        decls = [d for d in decls if d.name in tensors]
+        if not decls or not self.runtime_probe:
+            return
+        result = self.oracle.ensure_probe([d.name for d in decls])
+        for decl in decls:
+            fact = result.facts.get(decl.name)
+            if fact is not None:
+                elem_type = decl.derived.elem_type if decl.derived is not None and decl.derived.elem_type else 0
+                decl.derived = TensorInfo(elem_type or fact.info.elem_type, fact.info.dims)
+                decl.engine = ENGINE_RUN
 
     def _find_conflicts(self, decls: list[Declaration]) -> None:
         pending: list[tuple[Declaration, int]] = []
+        claims: list[tuple[Declaration, int]] = []
         for decl in decls:
             if not decl.comparable or decl.rank_mismatch:
                 continue
             for i, (want, got) in enumerate(zip(decl.declared.dims, decl.derived.dims)):  # type: ignore[union-attr]
+                run = self._run_evidence(decl, i)
+                if isinstance(want, str):
+                    if run is not None and want in self.input_dim_claims and run[0] != want:
+                        a, b = run[1]
+                        decl.conflicts.append(DimConflict(
+                            i, want, got, "name",
+                            f"declared '{want}' but {_run_clause(run[0], a, b)}"))
+                    elif (run is None and decl.kind == "output" and decl.graph == ROOT
+                            and want in self.input_dim_claims and got != want):
+                        claims.append((decl, i))  # not confirmed by plain inference: prove or refute
+                    continue
+                if (isinstance(want, int) and want >= 0 and run is not None
+                        and (run[0] is not None or run[1][0] != run[1][1])):
+                    a, b = run[1]
+                    decl.conflicts.append(DimConflict(i, want, got, "dynamic", _run_clause(run[0], a, b)))
+                    continue
                 if not isinstance(want, int) or want < 0:
                     continue  # negative dims are OL101's business, not a conflict
                 if isinstance(got, int):
@@ -174,7 +221,44 @@ class LintContext:
                     # whole-graph inferences.
                     pending.append((decl, i))
         self._check_pinned(pending)
+        self._check_claims(claims)
         self._check_param_reuse(decls)
+
+    def _run_evidence(self, decl: Declaration, index: int) -> tuple[str | None, tuple[int, int]] | None:
+        """For a dim the model run derived: the input dim it follows (or None) and its two sizes."""
+        if decl.engine != ENGINE_RUN or self.oracle.probe_result is None:
+            return None
+        fact = self.oracle.probe_result.facts.get(decl.name)
+        if fact is None or len(fact.sizes) <= index:
+            return None
+        return fact.follows[index], fact.sizes[index]
+
+    def _check_claims(self, claims: list[tuple[Declaration, int]]) -> None:
+        """SPEC 3, "Symbolic names are claims too": a declared input dim name must have its size.
+
+        One inference with each dynamic input dim pinned to its own prime serves every claim;
+        a claim is refuted only where that run derives a concrete value other than the pin.
+        """
+        if not claims:
+            return
+        sizes, values = self.oracle.named_pins()
+        by_size = {size: name for name, size in sizes.items()}
+        for decl, i in claims:
+            want = decl.dims_pair[0][i]
+            value = values.get(decl.name)
+            info = tensor_info(value.type) if value is not None and value.HasField("type") else None
+            if info is None or info.dims is None or len(info.dims) != decl.declared.rank:  # type: ignore[union-attr]
+                continue
+            got, expected = info.dims[i], sizes.get(want)  # type: ignore[arg-type]
+            if not isinstance(got, int) or expected is None or got == expected:
+                continue
+            other = by_size.get(got)
+            which = f" (the size of input dim '{other}')" if other else ""
+            decl.conflicts.append(DimConflict(
+                i, want, decl.dims_pair[1][i], "name",
+                f"declared '{want}' (= {expected} when '{want}' is {expected}) but the graph computes "
+                f"{got}{which}"))
+            decl.engine = ENGINE_NAMES_PINNED
 
     def _check_pinned(self, pending: list[tuple[Declaration, int]]) -> None:
         """Declared concrete vs anonymous derived: infer twice with dynamic dims pinned."""
@@ -214,6 +298,43 @@ class LintContext:
                 decl.conflicts.append(DimConflict(
                     i, name, got, "param-reuse",
                     f"dim_param '{name}' is used for dims the graph computes as {', '.join(map(str, values))}"))
+        self._check_shared_names(decls)
+
+    def _check_shared_names(self, decls: list[Declaration]) -> None:
+        """A name no input carries, declared on several main-graph outputs, claims they are equal.
+
+        Plain inference often leaves such dims anonymous (``unk__3`` and ``unk__7``); the pinned
+        run (the one the input-name claims use) shows whether they really are equal.
+        """
+        shared: dict[str, list[tuple[Declaration, int]]] = defaultdict(list)
+        for decl in decls:
+            if decl.kind != "output" or decl.graph != ROOT or not decl.comparable or decl.rank_mismatch:
+                continue
+            if decl.conflicts or decl.engine == ENGINE_RUN:
+                continue
+            for i, (want, got) in enumerate(zip(*decl.dims_pair)):
+                if isinstance(want, str) and want not in self.input_dim_claims and not isinstance(got, int):
+                    shared[want].append((decl, i))
+        for name, entries in shared.items():
+            derived = {decl.dims_pair[1][i] for decl, i in entries}
+            if len({decl.name for decl, _ in entries}) < 2 or (len(derived) == 1 and None not in derived):
+                continue  # one output, or one symbol plain inference already derived for all of them
+            _sizes, values = self.oracle.named_pins()
+            pinned: list[int | None] = []
+            for decl, i in entries:
+                value = values.get(decl.name)
+                info = tensor_info(value.type) if value is not None and value.HasField("type") else None
+                dim = info.dims[i] if info is not None and info.dims is not None and len(info.dims) > i else None
+                pinned.append(dim if isinstance(dim, int) else None)
+            if None in pinned or len(set(pinned)) < 2:
+                continue
+            shown = ", ".join(f"{size} for '{decl.name}'" for (decl, _), size in zip(entries, pinned))
+            for (decl, i), size in zip(entries, pinned):
+                decl.conflicts.append(DimConflict(
+                    i, name, decl.dims_pair[1][i], "param-reuse",
+                    f"dim_param '{name}' is used for dims the graph computes as {shown}, with the dynamic "
+                    f"input dims pinned"))
+                decl.engine = ENGINE_NAMES_PINNED
 
     def reconciled_dims(self, decl: Declaration) -> tuple[Dim, ...]:
         """SPEC 4.1: derived rank and concrete dims; declared names kept where derived is symbolic."""
@@ -226,18 +347,32 @@ class LintContext:
             if isinstance(got, int):
                 out.append(got)
                 continue
-            named = got if isinstance(got, str) and got in self.named_dims else None
-            if declared is None or len(declared) != len(derived):
-                out.append(named)
-                continue
-            want = declared[i]
-            if isinstance(want, str):
-                out.append(want)
-            elif isinstance(want, int) and want >= 0 and i not in conflicted:
+            want = declared[i] if declared is not None and len(declared) == len(derived) else None
+            if isinstance(want, str) and i not in conflicted or isinstance(want, int) and want >= 0 and i not in conflicted:
                 out.append(want)
             else:
+                named = self._proven_name(decl, i, got)
+                if isinstance(want, str) and (named is None or named == want):
+                    named = self._fresh_name(decl, i)  # a refuted name where the graph's dim is anonymous
                 out.append(named)
         return tuple(out)
+
+    def _proven_name(self, decl: Declaration, index: int, got: Dim) -> str | None:
+        """The producer's dim name for a derived symbolic dim: its own, or one two pinned runs prove."""
+        if isinstance(got, str) and got in self.named_dims:
+            return got
+        if decl.graph == ROOT and self.input_dim_claims:
+            return self.oracle.pinned_input_dim(decl.name, index)
+        return None
+
+    def _fresh_name(self, decl: Declaration, index: int) -> str:
+        """A dim name that claims nothing: for a refuted name where the graph's dim is anonymous."""
+        base = f"{decl.name}_dim{index}"
+        name, n = base, 1
+        while name in self.named_dims:
+            n += 1
+            name = f"{base}_{n}"
+        return name
 
     def public_dims(self, dims: tuple[Dim, ...] | None) -> tuple[Dim, ...] | None:
         """Dims fit to write into a file: anonymous engine symbols become unknown dims."""
@@ -252,7 +387,9 @@ class LintContext:
     @cached_property
     def filled_types(self) -> dict[tuple[str, str], int]:
         """Schema-based element types over the shape-inferred model (SPEC 4.2)."""
-        from onnx_lint.type_fill import propagate_types  # cold path: only with untyped tensors
+        from onnx_lint.type_fill import (
+            propagate_types,  # cold path: only with untyped tensors
+        )
 
         known = {(ROOT, name): info.elem_type for name, info in self.oracle.symbolic_types().items()
                  if info.elem_type}
@@ -359,6 +496,14 @@ class LintContext:
             message = _root_message(node, strict) if node is not None else "no node produces it"
             result.append(UntypedGroup(scope.path, root, node, sorted(set(tensors), key=tensors.index), message))
         return result
+
+
+def _run_clause(follows: str | None, a: int, b: int) -> str:
+    """What two ONNX Runtime runs showed about one dim."""
+    if follows is None:
+        return f"ONNX Runtime returns {a} and {b} in two runs" if a != b else f"ONNX Runtime returns {a}"
+    shown = follows if follows.startswith("input '") else f"input dim '{follows}'"
+    return f"it follows {shown}: ONNX Runtime returns {a} and {b} in two runs with it at {a} and {b}"
 
 
 def _has_elem_type(value: onnx.ValueInfoProto) -> bool:

@@ -69,6 +69,43 @@ Edit = SetType | AddValueInfo | RemoveValueInfo
 _KINDS: dict[str, type] = {"set_type": SetType, "add_value_info": AddValueInfo, "remove_value_info": RemoveValueInfo}
 
 
+def combine_edits(edits: list[Edit], model: onnx.ModelProto) -> list[Edit]:
+    """One dims edit per declaration, so that two rules fixing one declaration compose.
+
+    OL002 and OL101 can both rewrite the dims of one output; applied one after the other,
+    the second would undo the first, and fixing again would never settle. Per dim, the
+    combined edit takes the first value that changes the declaration; a rank change wins.
+    """
+    from onnx_lint.shapes import dim_of
+
+    groups: dict[tuple[str, str, str], list[SetType]] = {}
+    for edit in edits:
+        if isinstance(edit, SetType) and edit.dims is not None:
+            groups.setdefault((edit.graph, edit.kind, edit.tensor), []).append(edit)
+    result: list[Edit] = []
+    done: set[tuple[str, str, str]] = set()
+    for edit in edits:
+        key = (edit.graph, edit.kind, edit.tensor) if isinstance(edit, SetType) else None
+        group = groups.get(key) if key is not None else None
+        if group is None or len({e.dims for e in group}) == 1:
+            result.append(edit)
+            continue
+        if key in done:
+            continue
+        done.add(key)  # type: ignore[arg-type]
+        current = tuple(dim_of(d) for d in _find(_graph(model, key[0]), key[1], key[2])  # type: ignore[arg-type,index]
+                        .type.tensor_type.shape.dim)
+        reranked = [e.dims for e in group if e.dims is not None and len(e.dims) != len(current)]
+        if reranked:
+            dims = reranked[0]
+        else:
+            dims = tuple(next((e.dims[i] for e in group if e.dims[i] != was), was)  # type: ignore[index]
+                         for i, was in enumerate(current))
+        result.append(SetType(key[0], key[1], key[2], dims=dims))  # type: ignore[arg-type,index]
+        result.extend(SetType(e.graph, e.kind, e.tensor, elem_type=e.elem_type) for e in group if e.elem_type)
+    return result
+
+
 def _graph(model: onnx.ModelProto, path: str) -> onnx.GraphProto:
     from onnx_lint.graphs import resolve_graph
 

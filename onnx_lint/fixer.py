@@ -19,6 +19,7 @@ import onnx
 
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic
+from onnx_lint.edits import Edit, combine_edits
 from onnx_lint.errors import FixError
 from onnx_lint.linter import Enabled, run_rules
 from onnx_lint.model_io import LoadedModel, StagedWrite
@@ -89,12 +90,18 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
     Neither ``chosen`` nor what earlier rounds ``settled`` may be fixable afterwards.
     """
     fixed = ctx.loaded.fresh_copy()
+    owner: dict[tuple[str, str], str] = {}
+    edits: list[Edit] = []
     for diagnostic in chosen:
         for edit in diagnostic.fix.edits:  # type: ignore[union-attr]
-            try:
-                edit.apply(fixed)
-            except KeyError as exc:
-                raise FixError(f"{ctx.file}: cannot apply the {diagnostic.code} fix: {exc}") from None
+            owner.setdefault((edit.graph, edit.tensor), diagnostic.code)
+            edits.append(edit)
+    try:
+        for edit in combine_edits(edits, fixed):
+            edit.apply(fixed)
+    except KeyError as exc:
+        raise FixError(f"{ctx.file}: cannot apply the {owner.get((edit.graph, edit.tensor), 'a')} fix: "
+                       f"{exc}") from None
     data = fixed.SerializeToString()
     if data == ctx.loaded.data:
         return None
@@ -103,7 +110,7 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
     oracle = copy.copy(ctx.oracle)
     oracle.loaded = fixed_loaded
     oracle._annotated = None  # declarations changed: inference that trusts them must re-run
-    relint_ctx = LintContext(fixed_loaded, ctx.file, oracle)
+    relint_ctx = LintContext(fixed_loaded, ctx.file, oracle, runtime_probe=ctx.runtime_probe)
     relint, errors = run_rules(relint_ctx, rules, enabled)
     if errors:
         raise FixError(errors[0])

@@ -14,6 +14,7 @@ import logging
 import math
 import re
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import onnx
@@ -22,10 +23,12 @@ import onnx.shape_inference
 from onnx_lint.graphs import ROOT, scopes_at
 from onnx_lint.limits import engine_headroom, memory_ceiling
 from onnx_lint.model_io import LoadedModel
+from onnx_lint.runtime_probe import ProbeResult, probe
 from onnx_lint.shapes import TensorInfo, tensor_info
 
 ENGINE_ONNX = "onnx"
 ENGINE_PINNED = "onnx, dynamic dims pinned"
+ENGINE_NAMES_PINNED = "onnx, each dynamic input dim pinned to its own size"
 ENGINE_SYMBOLIC = "onnxruntime-symbolic"
 ENGINE_SCHEMA = "onnx-lint type propagation"
 # Each round of the symbolic engine restarts after one batch of dim merges; real models need a few.
@@ -35,6 +38,9 @@ MAX_SYMBOLIC_ROUNDS = 64
 _INLINE_ELEMENTS = 4096
 # Two pin sizes for dynamic input dims; a dim that follows them depends on the input.
 PIN_SIZES = (7, 13)
+# Sizes for the name check: a distinct prime per dynamic input dim, so that a derived value names
+# the one input dim it follows (or none). Large enough that few constants coincide with one.
+NAME_PIN_PRIMES = (37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 103, 107, 109, 113, 127)
 _STRICT_LINE = re.compile(r"\(op_type:([^,)]+)(?:, node name: ([^)]*))?\): (.*)")
 
 Key = tuple[str, str]  # (graph path, tensor name)
@@ -148,7 +154,9 @@ class ShapeOracle:
     _info_cache: dict[Key, TensorInfo | None] = field(default_factory=dict)
     _symbolic: dict[str, TensorInfo] | None = None
     _pinned: dict[int, dict[str, dict[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
+    _named_pins: dict[int, tuple[dict[str, int], dict[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
     _strict: list[tuple[str, str | None, str]] | None = None
+    probe_result: ProbeResult | None = None
     _annotated: dict[str, dict[str, onnx.ValueInfoProto]] | None = None
     inferred: onnx.ModelProto | None = None
     paths: list[str] = field(default_factory=list)
@@ -214,6 +222,13 @@ class ShapeOracle:
     def symbolic_ran(self) -> bool:
         return self._symbolic is not None
 
+    # -- running the model (the third engine) ---------------------------------------
+    def ensure_probe(self, outputs: list[str]) -> ProbeResult:
+        """Run the model in ONNX Runtime once for the main graph's otherwise underivable outputs."""
+        if self.probe_result is None:
+            self.probe_result = probe(self.loaded, outputs)
+        return self.probe_result
+
     # -- dims pinned to two sizes -----------------------------------------------
     def pinned(self, size: int) -> dict[str, dict[str, onnx.ValueInfoProto]]:
         """Inference with every dynamic dim of the main graph's inputs set to ``size``."""
@@ -240,6 +255,54 @@ class ShapeOracle:
             result.append(tensor_info(value.type) if value is not None and value.HasField("type") else None)
         return result
 
+    # -- dims pinned to a distinct size each (symbolic names are claims) -------------
+    def named_pins(self, run: int = 0) -> tuple[dict[str, int], dict[str, onnx.ValueInfoProto]]:
+        """Inference with each dynamic input dim of the main graph pinned to its own prime.
+
+        Returns the size each input dim *name* got and the main graph's derived values. Dims that
+        share a name share a size (the name says they are equal); each unnamed dynamic dim gets
+        its own. ``run`` 1 uses other primes, to confirm what run 0 suggests. Each run happens at
+        most once per model, and only when a declared name needs proving.
+        """
+        if run not in self._named_pins:
+            model = onnx.ModelProto.FromString(self._stripped_bytes)
+            sizes: dict[str, int] = {}
+            primes = _primes(skip=run * len(NAME_PIN_PRIMES))
+            for value in model.graph.input:
+                if not value.type.HasField("tensor_type"):
+                    continue
+                for dim in value.type.tensor_type.shape.dim:
+                    if dim.WhichOneof("value") == "dim_value":
+                        continue
+                    name = dim.dim_param
+                    size = sizes[name] if name and name in sizes else next(primes)
+                    if name:
+                        sizes[name] = size
+                    dim.dim_value = size
+            try:
+                values = collect_values(run_onnx_inference(model), [ROOT]).get(ROOT, {})
+            except Exception as exc:
+                self.notes.append(EngineNote(ENGINE_NAMES_PINNED, _first_line(exc)))
+                values = {}
+            self._named_pins[run] = (sizes, values)
+        return self._named_pins[run]
+
+    def pinned_input_dim(self, name: str, index: int) -> str | None:
+        """The input dim name a main-graph tensor's dim provably equals (two pinned runs agree)."""
+        found = None
+        for run in (0, 1):
+            sizes, values = self.named_pins(run)
+            value = values.get(name)
+            info = tensor_info(value.type) if value is not None and value.HasField("type") else None
+            if info is None or info.dims is None or len(info.dims) <= index:
+                return None
+            got = info.dims[index]
+            match = next((n for n, size in sizes.items() if size == got), None)
+            if match is None or (found is not None and match != found):
+                return None
+            found = match
+        return found
+
     # -- strict-mode messages -----------------------------------------------------
     def strict_errors(self) -> list[tuple[str, str | None, str]]:
         """The engine's own words for each node where inference stopped."""
@@ -264,6 +327,22 @@ class ShapeOracle:
         return self._annotated.get(graph, {})
 
 
+def _primes(skip: int = 0) -> Iterator[int]:
+    """The pin primes, then further primes (for a second run, or very many dynamic dims)."""
+    def all_primes() -> Iterator[int]:
+        yield from NAME_PIN_PRIMES
+        candidate = NAME_PIN_PRIMES[-1] + 2
+        while True:
+            if all(candidate % p for p in range(3, math.isqrt(candidate) + 1, 2)):
+                yield candidate
+            candidate += 2
+
+    primes = all_primes()
+    for _ in range(skip):
+        next(primes)
+    yield from primes
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0][:500] if text else type(exc).__name__
@@ -277,7 +356,10 @@ def run_symbolic_inference(model: onnx.ModelProto) -> onnx.ModelProto | str:
     current directory when it gives up; the loop below is the same algorithm minus that.
     """
     try:
-        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference, get_opset
+        from onnxruntime.tools.symbolic_shape_infer import (
+            SymbolicShapeInference,
+            get_opset,
+        )
     except Exception as exc:  # onnxruntime or sympy missing
         return f"not available ({_first_line(exc)}); install onnx-lint[runtime]"
     logger = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")

@@ -35,10 +35,11 @@ def run_rules(ctx: LintContext, rules: Sequence[Rule], enabled: Enabled) -> tupl
     return diagnostics, errors
 
 
-def lint_loaded(loaded: LoadedModel, display: str, rules: Sequence[Rule], enabled: Enabled) -> tuple[FileResult, LintContext | None]:
+def lint_loaded(loaded: LoadedModel, display: str, rules: Sequence[Rule], enabled: Enabled, *,
+                runtime_probe: bool = True) -> tuple[FileResult, LintContext | None]:
     result = FileResult(loaded.path, display)
     try:
-        ctx = LintContext(loaded, display)
+        ctx = LintContext(loaded, display, runtime_probe=runtime_probe)
         ctx.check_integrity()
         result.diagnostics, result.internal_errors = run_rules(ctx, rules, enabled)
     except ModelLoadError as exc:
@@ -53,11 +54,12 @@ def lint_loaded(loaded: LoadedModel, display: str, rules: Sequence[Rule], enable
     return result, ctx
 
 
-def lint_file(path: Path, display: str, rules: Sequence[Rule], enabled: Enabled) -> tuple[FileResult, LintContext | None]:
+def lint_file(path: Path, display: str, rules: Sequence[Rule], enabled: Enabled, *,
+              runtime_probe: bool = True) -> tuple[FileResult, LintContext | None]:
     """Lint a file; an unreadable one gives a single OL000 diagnostic, never an exception."""
     try:
         loaded = read_model(path)
     except ModelLoadError as exc:
         result = FileResult(path, display, [unreadable_diagnostic(display, exc.problem)], unreadable=True)
         return result, None
-    return lint_loaded(loaded, display, rules, enabled)
+    return lint_loaded(loaded, display, rules, enabled, runtime_probe=runtime_probe)

@@ -24,7 +24,6 @@ from onnx_lint.graphs import GraphScope, cyclic_nodes, iter_scopes
 from onnx_lint.model_file import stat_model_file
 
 
-
 @dataclass
 class LoadedModel:
     """A model parsed from disk together with the exact bytes it came from."""

@@ -77,7 +77,13 @@ class RichProgress(Progress):
 
     def __init__(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bars, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+        from rich.progress import Progress as Bars
 
         self.console = Console(stderr=True)
         self.bars = Bars(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -79,7 +79,11 @@ def run(args: argparse.Namespace) -> int:
     from onnx_lint.model_io import read_model
     from onnx_lint.progress import terminal_progress
     from onnx_lint.quantization.calibration import calibration_inputs, parse_input_shape
-    from onnx_lint.quantization.pipeline import QuantizeOptions, QuantizeReport, quantize_model
+    from onnx_lint.quantization.pipeline import (
+        QuantizeOptions,
+        QuantizeReport,
+        quantize_model,
+    )
     from onnx_lint.quantization.report import format_summary
     from onnx_lint.rules import ALL_RULES
 

@@ -487,7 +487,7 @@ class _Scan:
         return p.body_outputs(subs.get("body"))
 
 
-_CONTROL: dict[str, type[_If] | type[_Loop] | type[_Scan]] = {"If": _If, "Loop": _Loop, "Scan": _Scan}
+_CONTROL: dict[str, type[_If | _Loop | _Scan]] = {"If": _If, "Loop": _Loop, "Scan": _Scan}
 
 
 def propagate_types(model: onnx.ModelProto, known: Mapping[Key, int] | None = None) -> dict[Key, int]:

@@ -420,7 +420,7 @@ EDGE_CASES: list[EdgeCase] = [
     _edge("dim-param-1mb", {"OL001"}, _stale, lambda m: _set_dim(m.graph.input[0], 0, "b" * 1_000_000)),
     _edge("metadata-20mb", {"OL001"}, _stale, lambda m: m.metadata_props.add(key="k", value="x" * 20_000_000)),
     _edge("string-tensors", {"OL001"}, _string_tensors),
-    _edge("sparse-initializer", {"OL007"}, _sparse_initializer),
+    _edge("sparse-initializer", {"OL001"}, _sparse_initializer),  # the runtime probe shapes it: [3, 5]
     _edge("local-function", {"OL001"}, _local_function),
     _edge("recursive-local-function", {"OL007"}, lambda: _local_function(recursive=True)),
     _edge("training-domain-op", {"OL001"}, _training_ops),

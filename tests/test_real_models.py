@@ -19,7 +19,12 @@ MODELS = [(family, path) for family, paths in FAMILIES.items() for path in paths
 # Models whose findings are real defects, with the codes they must show (anything else is a regression).
 KNOWN_DEFECTS = {
     "ch_ppocr_mobile_v2.0_cls_infer.onnx": {"OL101"},  # paddle2onnx writes -1 for dynamic dims
-    "logreg_iris.onnx": {"OL003"},  # onnx infers no type for ai.onnx.ml Normalizer; its schema does
+    # logreg_iris.onnx: onnx infers no type for its ai.onnx.ml Normalizer, but only ai.onnx.ml operators
+    # read it and the checker and ONNX Runtime accept the model: an OL003 info note, no warning.
+    # paddle2onnx: -1 dims, and the sequence length pinned to 25 although it follows the input width.
+    "ch_PP-OCRv2_rec_infer.onnx": {"OL002", "OL101"},
+    "ch_PP-OCRv3_det_infer.onnx": {"OL101"},
+    "cls-model.onnx": {"OL101"},
 }
 
 
@@ -46,7 +51,7 @@ def test_real_model_lints_without_false_errors_and_fix_keeps_healthy_files(item,
     expected = KNOWN_DEFECTS.get(source.name, set())
     assert codes == expected, [f"{d.code} {d.location.display()}: {d.message}" for d in result.diagnostics]
     # Symbolic or anonymous dims are never conflicts.
-    assert not any(d.code == "OL002" for d in result.diagnostics)
+    assert "OL002" in expected or not any(d.code == "OL002" for d in result.diagnostics)
 
     from onnx_lint.fixer import plan_fix
 

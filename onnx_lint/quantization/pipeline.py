@@ -103,7 +103,7 @@ def _calibration_reader(samples: list[Sample], progress: Progress):
         def __init__(self) -> None:
             self._items = iter(samples)
 
-        def get_next(self):  # noqa: ANN202 - ORT's interface
+        def get_next(self):
             progress.check()
             item = next(self._items, None)
             if item is not None:
@@ -154,7 +154,12 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
                    rules: Sequence[Rule], progress: Progress, *, calibration: dict,
                    on_written: Callable[[Path], None] | None = None) -> QuantizeReport:
     """Run the whole pipeline; raises ``QuantizeError`` or ``Cancelled`` and then writes nothing."""
-    from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import (
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
 
     report = QuantizeReport(str(source), str(output), calibration)
     progress.stage("Repairing annotations", 1)
@@ -251,7 +256,10 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
 
 def _load_weights(model: onnx.ModelProto, source: Path) -> None:
     """Quantization needs the weights: bring external data in (already validated to stay in the folder)."""
-    from onnx.external_data_helper import load_external_data_for_model, uses_external_data
+    from onnx.external_data_helper import (
+        load_external_data_for_model,
+        uses_external_data,
+    )
 
     if any(uses_external_data(t) for t in model.graph.initializer):
         load_external_data_for_model(model, str(source.resolve().parent))

@@ -9,11 +9,22 @@ graph computes:
   only finds an anonymous dim, onnx-lint infers again with the dynamic input
   dims pinned to two different sizes: a dim that follows them depends on the
   input;
-- one `dim_param` name used for dims the graph proves different.
+- one `dim_param` name used for dims the graph proves different;
+- a declared name that is a graph input's dim name, where the graph computes
+  another size: `seq` declared where the graph computes `2*seq` (a concat
+  along the sequence, a 2x upsample), two names swapped, or the name of the
+  wrong input dim. Symbolic names are claims too: onnx-lint infers once more
+  with each dynamic input dim pinned to a size of its own (distinct primes)
+  and compares. This runs only where plain inference did not already confirm
+  the name, and one run serves every name of the model;
+- for outputs only a run of the model can shape (the runtime probe, e.g.
+  `ai.onnx.ml` operators): a concrete dim, or an input's dim name, that
+  ONNX Runtime's results contradict in two runs at different input sizes.
 
 A renamed symbolic dim (`my_batch` declared, `batch` or `unk__0` computed) is
-*not* a mismatch, nor is a concrete declared dim where the computed dim is
-anonymous and not shown to depend on a dynamic input.
+*not* a mismatch: a name that no graph input carries claims nothing. Nor is a
+concrete declared dim where the computed dim is anonymous and not shown to
+depend on a dynamic input.
 
 ### Why does this matter?
 `Inferred shape and existing shape differ in dimension 1: (4) vs (5)` in
@@ -26,10 +37,18 @@ Y = Relu(X[batch,4])
 graph output Y: float[1,4]      # batch pinned to 1
 ```
 becomes `Y: float[batch,4]` after `--fix`.
+```
+Y = Concat(X[batch,seq], X, axis=1)
+graph output Y: float[batch,seq]   # declared 'seq' (= 41 when 'seq' is 41) but the graph computes 82
+```
+becomes `Y: float[batch,Y_dim1]` after `--fix`.
 
 ### Fix safety
 Safe: only the conflicting dims of the declaration change; other dims stay as
-declared (including names the producer chose).
+declared (including names the producer chose). A refuted name becomes the input
+dim name the graph really follows (swapped names), else a fresh name of its own
+(`Y_dim1`) that claims nothing; a name that two pinned runs prove is kept or
+adopted, so a fix never turns a provable `batch` into an unknown dim.
 """
 
 from __future__ import annotations
@@ -46,7 +65,7 @@ def describe_conflict(conflict: DimConflict) -> str:
     """One clause saying what is wrong with a dim and how we know."""
     if conflict.reason == "concrete":
         return f"dim {conflict.index} is declared {conflict.declared} but the graph computes {conflict.derived}"
-    if conflict.reason == "param-reuse":
+    if conflict.reason in ("param-reuse", "name"):
         return f"dim {conflict.index}: {conflict.evidence}"
     return f"dim {conflict.index} is declared {conflict.declared}, but {conflict.evidence}"
 

@@ -14,6 +14,18 @@ need the element type of every tensor. One operator that inference cannot
 resolve leaves everything after it untyped, and those tools then fail far
 from the cause with `Input 0 expected to have type but instead is null`.
 
+Severity follows consequences: the finding is a *warning* where a tool of the
+pipeline needs the type (a standard-domain operator downstream, which INT8
+quantization or FP16 conversion rewrites; ONNX Runtime's quantizer skips such
+a tensor with `failed to infer the type of tensor`), or where the checker or
+ONNX Runtime rejects the model. It is only *info* (it does not fail `check`)
+where the inference stopped at an `ai.onnx.ml` operator, only `ai.onnx.ml`
+operators consume what it left untyped, and the full checker and ONNX Runtime
+(asked in a child process, when installed) accept the model: a healthy
+scikit-learn / LightGBM / XGBoost export whose `Scaler` or tree ensemble ONNX's
+inference simply does not type. Such a model is healthy, so `--fix` leaves it
+byte-identical (the info note offers no fix; `quantize` types what it needs itself).
+
 ### Example
 ```
 values, indices = TopK(X[1,3], K=5, axis=1)   # K larger than the axis
@@ -23,7 +35,8 @@ ONNX inference stops at TopK: `values` and `indices` have no type.
 
 ### Fix safety
 Safe: the fix adds `value_info` entries with element types propagated from the
-operator schemas in topological order (values: FLOAT, indices: INT64), keeping
+operator schemas in topological order (values: FLOAT, indices: INT64; the root
+node's unused outputs are typed too), keeping
 every shape inference did derive. It never changes a node. Outputs of custom
 operators without a schema stay untyped and are listed as such: never guessed.
 """
@@ -32,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from onnx_lint.consequences import model_accepted, typing_consumers
 from onnx_lint.context import LintContext, UntypedGroup
 from onnx_lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.edits import AddValueInfo, Edit, SetType
@@ -56,8 +70,23 @@ class UntypedAfterShapeInference(Rule):
     summary = "Tensors are left without element type after ONNX shape inference"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        accepted: tuple[bool, str] | None = None
         for group in ctx.untyped_groups:
             edits, untypable = self._fill(ctx, group)
+            severity: Severity | None = None
+            consequence = ""
+            scope = next(s for s in ctx.scopes if s.path == group.graph)
+            breaking = typing_consumers(scope, group.tensors)
+            if breaking:
+                consequence = (f"; {', '.join(breaking[:4])} downstream need{'s' if len(breaking) == 1 else ''} "
+                               "the type (INT8 quantization and FP16 conversion rewrite it)")
+            elif group.node is not None and group.node.domain in ("ai.onnx.ml",):
+                if accepted is None:
+                    accepted = model_accepted(ctx.loaded.path, ctx.loaded.data, ctx.loaded.has_external_data)
+                if accepted[0]:
+                    severity = Severity.INFO
+                    consequence = (f"; no operator downstream needs the type ({accepted[1]}; the quantizer "
+                                   "and FP16 converters leave ai.onnx.ml operators as they are)")
             if group.node is not None:
                 location = Location(f"{group.graph}/node[{group.node_index}]", node=group.node.name or None,
                                     op_type=group.node.op_type)
@@ -72,7 +101,10 @@ class UntypedAfterShapeInference(Rule):
                 message += f"; cannot type {_names(untypable)} (no operator schema)"
             elif not edits:
                 message += "; no operator schema gives their types, so there is no fix"
-            yield self.report(ctx, message, location, engine=ENGINE_ONNX, edits=edits or None)
+            message += consequence
+            if severity is Severity.INFO:
+                edits = []  # nothing needs the types: a healthy model stays byte-identical under --fix
+            yield self.report(ctx, message, location, engine=ENGINE_ONNX, edits=edits or None, severity=severity)
 
     @staticmethod
     def _fill(ctx: LintContext, group: UntypedGroup) -> tuple[list[Edit], list[str]]:
@@ -92,6 +124,17 @@ class UntypedAfterShapeInference(Rule):
             elif name in declared:
                 edits.append(SetType(group.graph, "value_info", name, elem_type=elem_type))
             else:
+                dims = ctx.public_dims(symbolic[name].dims) if name in symbolic else None
+                edits.append(AddValueInfo(group.graph, name, elem_type, dims))
+        # The root node's unused outputs (TopK's `values` where only `indices` is read) get their
+        # type too: tools that walk every node output (FP16 converters) ask for it.
+        derived = ctx.oracle.values(group.graph)
+        for name in group.node.output if group.node is not None and edits else ():
+            if not name or name in group.tensors or name in outputs or name in declared:
+                continue
+            value = derived.get(name)
+            elem_type = ctx.filled_types.get((group.graph, name))
+            if elem_type and (value is None or not value.type.tensor_type.elem_type):
                 dims = ctx.public_dims(symbolic[name].dims) if name in symbolic else None
                 edits.append(AddValueInfo(group.graph, name, elem_type, dims))
         return edits, untypable

@@ -1,9 +1,13 @@
 """## underivable-output-shape (OL007)
 
 ### What it does
-Notes a graph output whose shape no inference engine could derive: neither
-ONNX's own inference nor, for the main graph, ONNX Runtime's symbolic shape
-inference. Its declaration could therefore not be checked.
+Notes a graph output whose shape no engine could derive: neither ONNX's own
+inference nor, for the main graph, ONNX Runtime's symbolic shape inference
+nor a run of the model in ONNX Runtime on synthetic inputs (the runtime probe;
+it is not possible for models with integer inputs, external data or more than
+20,000 nodes, or without onnxruntime, and `--no-runtime-probe` turns it off).
+Its declaration could therefore not be checked; the note says why each engine
+gave up.
 
 ### Why does this matter?
 Silence would read as "this output is fine". The note says which engines were
@@ -30,6 +34,7 @@ from onnx_lint.diagnostics import Diagnostic, Severity
 from onnx_lint.graphs import ROOT
 from onnx_lint.inference import ENGINE_SYMBOLIC
 from onnx_lint.rule_api import Rule
+from onnx_lint.runtime_probe import ENGINE_RUN
 from onnx_lint.shapes import format_info
 
 
@@ -53,6 +58,11 @@ class UnderivableOutputShape(Rule):
                 tried.append(f"{ENGINE_SYMBOLIC}: {failure or 'no shape'}")
             elif decl.graph != ROOT:
                 tried.append(f"{ENGINE_SYMBOLIC}: not run on subgraphs")
+            if decl.graph == ROOT:
+                if not ctx.runtime_probe:
+                    tried.append(f"{ENGINE_RUN}: turned off")
+                elif ctx.oracle.probe_result is not None:
+                    tried.append(f"{ENGINE_RUN}: {ctx.oracle.probe_result.reason or 'no stable shape'}")
             yield self.report(
                 ctx,
                 f"no inference engine could derive the shape of graph output '{decl.name}' "

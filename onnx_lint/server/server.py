@@ -37,7 +37,13 @@ from onnx_lint.server.convert import to_lsp, view_model_path, view_uri
 from onnx_lint.server.results import Outcome, OutcomeCache, file_digest, stat_key
 from onnx_lint.server.settings import SECTION, ServerSettings
 from onnx_lint.server.text_view import ModelView
-from onnx_lint.server.workers import CANCEL_GRACE_S, JobFailed, Worker, WorkerCrashed, WorkerPool
+from onnx_lint.server.workers import (
+    CANCEL_GRACE_S,
+    JobFailed,
+    Worker,
+    WorkerCrashed,
+    WorkerPool,
+)
 
 FIX_ALL_KIND = "source.fixAll.onnx-lint"
 REQUEST_FAILED = -32803
