@@ -189,6 +189,6 @@ def _failure(returncode: int, stderr: str) -> str:
     if any("MemoryError" in line or "bad_alloc" in line for line in lines):
         return "the run ran out of its memory limit"
     last = lines[-1] if lines else f"exit status {returncode}"
-    last = re.sub(r"^(?:\w+\.)*\w+(?:Error|Exception|Fail|Argument)\w*: ", "", last)  # the exception's class
+    last = re.sub(r"^(?:\w+\.)*\w*(?:Error|Exception|Fail|Argument)\w*: ", "", last)  # the exception's class
     last = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", last)
     return f"ONNX Runtime could not run it: {last[:300]}"

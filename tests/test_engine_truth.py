@@ -290,7 +290,7 @@ def test_probe_finds_a_rank0_sklearn_output_and_the_fix_matches_onnx_runtime(cli
     path = save(_declare(_sklearn_models()["scaler-logreg"], "probabilities", []))
     run = cli("check", str(path), "--output-format", "json")
     [diag] = [d for d in run.json() if d["code"] == "OL001"]
-    assert run.code == 1 and diag["engine"] == "onnxruntime run" and "FLOAT[?, 3]" in diag["message"]
+    assert run.code == 1 and diag["engine"] == "onnxruntime run" and "float[?, 3]" in diag["message"]
     assert cli("check", str(path), "--fix").code == 0
     assert output_dims(path, 1) == [None, 3]
     assert runtime_violations(path) == []
