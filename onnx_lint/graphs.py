@@ -179,3 +179,62 @@ def cyclic_nodes(graph: onnx.GraphProto) -> list[int]:
             if pending[user] == 0:
                 ready.append(user)
     return [i for i, count in enumerate(pending) if count > 0]
+
+
+def node_dependencies(graph: onnx.GraphProto) -> list[set[int]]:
+    """For each node, the nodes of the same graph it reads from (names read inside its subgraphs too)."""
+    produced = {out: i for i, node in enumerate(graph.node) for out in node.output if out}
+    deps: list[set[int]] = []
+    for i, node in enumerate(graph.node):
+        names = set(node.input)
+        for _, sub in subgraph_attributes(node):
+            names |= consumed_names(sub)
+        deps.append({produced[n] for n in names if n in produced and produced[n] != i})
+    return deps
+
+
+def out_of_order_nodes(scope: GraphScope) -> list[tuple[int, str, int]]:
+    """(node, tensor, producer) for each node that reads a tensor a later node produces.
+
+    Empty for a sorted graph, at the cost of one pass over node inputs; only nodes that
+    can hold subgraphs have their attributes read.
+    """
+    produced = scope.producers()
+    special = set(scope.special())
+    found = []
+    for i, node in enumerate(scope.graph.node):
+        names = list(node.input)
+        if i in special:
+            for _, sub in subgraph_attributes(node):
+                names.extend(sorted(consumed_names(sub)))
+        late = next((n for n in names if produced.get(n, -1) > i), None)
+        if late is not None:
+            found.append((i, late, produced[late]))
+    return found
+
+
+def stable_topological_order(graph: onnx.GraphProto) -> list[int] | None:
+    """Node indices in dependency order, keeping file order wherever it is already valid.
+
+    ``None`` if the graph has a cycle. Stability matters: reordering only what must move
+    keeps a fixed file's diff small and the fix idempotent.
+    """
+    import heapq
+
+    deps = node_dependencies(graph)
+    users: list[list[int]] = [[] for _ in deps]
+    pending = [len(d) for d in deps]
+    for i, d in enumerate(deps):
+        for j in d:
+            users[j].append(i)
+    ready = [i for i, count in enumerate(pending) if count == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        index = heapq.heappop(ready)
+        order.append(index)
+        for user in users[index]:
+            pending[user] -= 1
+            if pending[user] == 0:
+                heapq.heappush(ready, user)
+    return order if len(order) == len(deps) else None

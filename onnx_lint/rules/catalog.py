@@ -11,4 +11,8 @@ CATALOG: tuple[tuple[str, str, str, str, bool, str], ...] = (
     ('OL006', 'stale-element-type', 'A declared element type differs from the type the graph computes', 'error', True, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol006-stale-element-type'),
     ('OL007', 'underivable-output-shape', "No inference engine can derive this graph output's shape; its declaration is unverified", 'info', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol007-underivable-output-shape'),
     ('OL101', 'negative-dim-value', 'A declared dim_value is negative (exporters write -1 for a dynamic dim)', 'warning', True, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol101-negative-dim-value'),
+    ('OL102', 'checker-error', 'onnx.checker rejects a node or declaration (every error, each with its location)', 'error', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol102-checker-error'),
+    ('OL103', 'unsorted-nodes', 'Nodes are not in topological order (the checker rejects it; the fix reorders them only)', 'error', True, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol103-unsorted-nodes'),
+    ('OL104', 'undefined-tensor', 'A graph output or node input names a tensor nothing defines', 'error', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol104-undefined-tensor'),
+    ('OL105', 'duplicate-node-name', 'Two nodes share a name, or a graph input/output has none (tools address nodes by name)', 'warning', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol105-duplicate-node-name'),
 )

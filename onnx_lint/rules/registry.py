@@ -12,6 +12,10 @@ from onnx_lint.rules.ol005_stale_value_info import StaleValueInfo
 from onnx_lint.rules.ol006_stale_element_type import StaleElementType
 from onnx_lint.rules.ol007_underivable_output_shape import UnderivableOutputShape
 from onnx_lint.rules.ol101_negative_dim_value import NegativeDimValue
+from onnx_lint.rules.ol102_checker_error import CheckerError
+from onnx_lint.rules.ol103_unsorted_nodes import UnsortedNodes
+from onnx_lint.rules.ol104_undefined_tensor import UndefinedTensor
+from onnx_lint.rules.ol105_duplicate_node_name import DuplicateNodeName
 
 ALL_RULES: tuple[Rule, ...] = (
     UnreadableModel(),
@@ -23,6 +27,10 @@ ALL_RULES: tuple[Rule, ...] = (
     StaleElementType(),
     UnderivableOutputShape(),
     NegativeDimValue(),
+    CheckerError(),
+    UnsortedNodes(),
+    UndefinedTensor(),
+    DuplicateNodeName(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 

@@ -1,0 +1,110 @@
+"""``onnx.checker`` errors found one by one, each with the node (or graph entry) it is about.
+
+The checker stops at its first error and names no graph path. Here the whole
+model is checked once (the common, passing case costs one C++ call); only when
+it fails are nodes and declarations checked one at a time, so that every error
+gets its own location. The model checked is a weight-free copy: large and
+external initializers become graph inputs of the same type (SPEC 2.1), so no
+weight byte is read and external data never resolves against the working
+directory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import onnx
+import onnx.checker
+
+from onnx_lint.edits import SortNodes
+from onnx_lint.graphs import ROOT, out_of_order_nodes, scopes_at, subgraph_attributes
+from onnx_lint.inference import swap_heavy_initializers
+from onnx_lint.model_io import LoadedModel
+
+# Messages that other rules report with a location and, where possible, a fix.
+SORT_MESSAGE = "topologically sorted"
+DANGLING_OUTPUT_MESSAGE = "is not an output of any node in graph"
+
+
+@dataclass(frozen=True)
+class CheckerError:
+    """One checker complaint: the graph path, what it is about and its index there, the checker's first line."""
+
+    graph: str
+    index: int | None
+    what: str  # "node", "input", "output", "value_info", "initializer" or "model"
+    name: str
+    message: str
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0].strip() if text else type(exc).__name__
+
+
+def light_copy(loaded: LoadedModel) -> onnx.ModelProto:
+    """The model without weight bytes, its graphs sorted (unsorted order is OL103's finding)."""
+    model = loaded.fresh_copy()
+    swap_heavy_initializers(model, loaded.scope_paths)
+    for scope in loaded.scopes:
+        if out_of_order_nodes(scope):
+            try:
+                SortNodes(scope.path).apply(model)
+            except KeyError:
+                pass  # a cycle: the load step refuses such models before any rule runs
+    return model
+
+
+def checker_errors(loaded: LoadedModel) -> list[CheckerError]:
+    """Every error the (non-full) checker finds, per node and per declaration; empty when it passes."""
+    model = light_copy(loaded)
+    try:
+        onnx.checker.check_model(model.SerializeToString())
+        return []
+    except Exception as exc:  # the checker raises ValidationError, and ValueError for oversized protos
+        whole = _first_line(exc)
+    ctx = onnx.checker.C.CheckerContext()
+    ctx.ir_version = model.ir_version
+    ctx.opset_imports = {o.domain: o.version for o in model.opset_import}
+    found: list[CheckerError] = []
+    light_graphs = {scope.path: scope.graph for scope in scopes_at(model, loaded.scope_paths)}
+    for scope in loaded.scopes:  # nodes and declarations of the original, so indices are the file's
+        graph = scope.graph
+        for kind in ("input", "output", "value_info"):
+            for j, value in enumerate(getattr(graph, kind)):
+                _collect(found, lambda v=value: onnx.checker.check_value_info(v, ctx), scope.path, j, kind,
+                         value.name)
+        for j, tensor in enumerate(light_graphs[scope.path].initializer):  # weight-free: heavy ones swapped
+            _collect(found, lambda t=tensor: onnx.checker.check_tensor(t, ctx), scope.path, j, "initializer",
+                     tensor.name)
+        for i, node in enumerate(graph.node):
+            _collect(found, lambda n=_without_subgraphs(node): onnx.checker.check_node(n, ctx), scope.path, i,
+                     "node", node.name)
+    if not found and SORT_MESSAGE not in whole and DANGLING_OUTPUT_MESSAGE not in whole:
+        found.append(CheckerError(ROOT, None, "model", "", whole))
+    return found
+
+
+def _collect(found: list[CheckerError], check, graph: str, index: int | None, what: str, name: str) -> None:
+    try:
+        check()
+    except Exception as exc:
+        message = _first_line(exc)
+        if SORT_MESSAGE not in message and DANGLING_OUTPUT_MESSAGE not in message:
+            found.append(CheckerError(graph, index, what, name, message))
+
+
+def _without_subgraphs(node: onnx.NodeProto) -> onnx.NodeProto:
+    """The node with each graph attribute emptied: its subgraphs are checked node by node on their own,
+    and a lone check cannot see the outer-scope names they read."""
+    if not any(True for _ in subgraph_attributes(node)):
+        return node
+    copy = onnx.NodeProto()
+    copy.CopyFrom(node)
+    for attr in copy.attribute:
+        if attr.type == onnx.AttributeProto.GRAPH:
+            attr.g.Clear()
+        elif attr.type == onnx.AttributeProto.GRAPHS:
+            for g in attr.graphs:
+                g.Clear()
+    return copy

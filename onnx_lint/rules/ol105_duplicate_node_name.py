@@ -1,0 +1,64 @@
+"""## duplicate-node-name (OL105)
+
+### What it does
+Flags node names used by more than one node of the model (across the main
+graph and its subgraphs), and graph inputs or outputs with an empty name.
+Empty *node* names are allowed by ONNX and common; they are not flagged.
+
+### Why does this matter?
+`onnx.checker` accepts both, yet node names are how tools address nodes:
+`onnx-lint quantize --exclude-nodes`, ONNX Runtime's `nodes_to_exclude` and
+TensorRT's layer precision settings pick nodes by name, so with two nodes of
+one name a user cannot keep one in FP32 without the other, and quantizers that
+derive new tensor names from node names can emit clashing names. A graph
+input or output without a name cannot be fed or fetched by any runtime.
+
+### Example
+```
+node[3] 'conv' (Conv), node[9] 'conv' (Conv)
+```
+gives `graph/node[9] 'conv' (Conv): node name 'conv' is also used by graph/node[3]`.
+
+### Fix safety
+No fix: renaming a node changes the file's node content, and a renamed node
+may be referenced by name in the user's own tooling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from onnx_lint.context import LintContext
+from onnx_lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.rule_api import Rule
+
+
+class DuplicateNodeName(Rule):
+    code = "OL105"
+    name = "duplicate-node-name"
+    severity = Severity.WARNING
+    summary = "Two nodes share a name, or a graph input/output has none (tools address nodes by name)"
+
+    def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        first: dict[str, str] = {}
+        for scope in ctx.scopes:
+            texts = scope.scan().texts  # op_type, domain, name per node, from the one pass over the graph
+            for i in range(len(scope.graph.node)):
+                name = texts[3 * i + 2]
+                if not name:
+                    continue
+                here = f"{scope.path}/node[{i}]"
+                if name in first:
+                    yield self.report(
+                        ctx, f"node name '{name}' is also used by {first[name]}; tools that select nodes by "
+                        "name (quantize --exclude-nodes, nodes_to_exclude) cannot tell them apart",
+                        Location(here, node=name, op_type=texts[3 * i]))
+                else:
+                    first[name] = here
+            if scope.parent is not None:
+                continue  # subgraph inputs/outputs are matched by position
+            for kind in ("input", "output"):
+                for i, value in enumerate(getattr(scope.graph, kind)):
+                    if not value.name:
+                        yield self.report(ctx, f"graph {kind} {i} has an empty name: no runtime can feed or fetch it",
+                                          Location(f"{scope.path}/{kind}[{i}]"))
