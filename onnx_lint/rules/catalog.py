@@ -15,4 +15,6 @@ CATALOG: tuple[tuple[str, str, str, str, bool, str], ...] = (
     ('OL103', 'unsorted-nodes', 'Nodes are not in topological order (the checker rejects it; the fix reorders them only)', 'error', True, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol103-unsorted-nodes'),
     ('OL104', 'undefined-tensor', 'A graph output or node input names a tensor nothing defines', 'error', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol104-undefined-tensor'),
     ('OL105', 'duplicate-node-name', 'Two nodes share a name, or a graph input/output has none (tools address nodes by name)', 'warning', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol105-duplicate-node-name'),
+    ('OL106', 'runtime-version-unsupported', 'IR version or opset newer than the installed ONNX Runtime loads', 'error', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol106-runtime-version-unsupported'),
+    ('OL107', 'runtime-missing-kernel', "No ONNX Runtime CPU kernel for a node's operator version or element types", 'error', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol107-runtime-missing-kernel'),
 )

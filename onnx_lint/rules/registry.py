@@ -16,6 +16,8 @@ from onnx_lint.rules.ol102_checker_error import CheckerError
 from onnx_lint.rules.ol103_unsorted_nodes import UnsortedNodes
 from onnx_lint.rules.ol104_undefined_tensor import UndefinedTensor
 from onnx_lint.rules.ol105_duplicate_node_name import DuplicateNodeName
+from onnx_lint.rules.ol106_runtime_version import RuntimeVersionUnsupported
+from onnx_lint.rules.ol107_runtime_missing_kernel import RuntimeMissingKernel
 
 ALL_RULES: tuple[Rule, ...] = (
     UnreadableModel(),
@@ -31,6 +33,8 @@ ALL_RULES: tuple[Rule, ...] = (
     UnsortedNodes(),
     UndefinedTensor(),
     DuplicateNodeName(),
+    RuntimeVersionUnsupported(),
+    RuntimeMissingKernel(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 
