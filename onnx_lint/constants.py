@@ -91,3 +91,37 @@ def iter_nodes(scopes: list[GraphScope]) -> Iterator[tuple[GraphScope, int, onnx
     for scope in scopes:
         for i, node in enumerate(scope.graph.node):
             yield scope, i, node
+
+
+class ConstantLookup:
+    """Constants visible from each graph (its own, then its enclosing graphs'), built on first use."""
+
+    def __init__(self, scopes: list[GraphScope]) -> None:
+        self._scopes = {scope.path: scope for scope in scopes}
+        self._tables: dict[str, dict[str, ConstantTensor]] = {}
+
+    def table(self, scope: GraphScope) -> dict[str, ConstantTensor]:
+        if scope.path not in self._tables:
+            self._tables[scope.path] = constants(scope)
+        return self._tables[scope.path]
+
+    def find(self, scope: GraphScope, name: str) -> ConstantTensor | None:
+        current: GraphScope | None = scope
+        while current is not None:
+            found = self.table(current).get(name)
+            if found is not None:
+                return found
+            current = current.parent
+        return None
+
+
+QDQ_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})
+
+
+def qdq_nodes(scopes: list[GraphScope]) -> Iterator[tuple[GraphScope, int, onnx.NodeProto]]:
+    """Every QuantizeLinear/DequantizeLinear node (ONNX's or com.microsoft's), in every graph."""
+    for scope in scopes:
+        texts = scope.scan().texts
+        for i in range(len(scope.graph.node)):
+            if texts[3 * i] in QDQ_OPS and texts[3 * i + 1] in ("", "ai.onnx", "com.microsoft"):
+                yield scope, i, scope.graph.node[i]

@@ -14,7 +14,12 @@ CATALOG: tuple[tuple[str, str, str, str, bool, str], ...] = (
     ('OL102', 'checker-error', 'onnx.checker rejects a node or declaration (every error, each with its location)', 'error', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol102-checker-error'),
     ('OL103', 'unsorted-nodes', 'Nodes are not in topological order (the checker rejects it; the fix reorders them only)', 'error', True, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol103-unsorted-nodes'),
     ('OL104', 'undefined-tensor', 'A graph output or node input names a tensor nothing defines', 'error', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol104-undefined-tensor'),
-    ('OL105', 'duplicate-node-name', 'Two nodes share a name, or a graph input/output has none (tools address nodes by name)', 'warning', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol105-duplicate-node-name'),
+    ('OL105', 'duplicate-node-name', 'Two nodes share a name (tools address nodes by name)', 'info', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol105-duplicate-node-name'),
     ('OL106', 'runtime-version-unsupported', 'IR version or opset newer than the installed ONNX Runtime loads', 'error', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol106-runtime-version-unsupported'),
     ('OL107', 'runtime-missing-kernel', "No ONNX Runtime CPU kernel for a node's operator version or element types", 'error', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol107-runtime-missing-kernel'),
+    ('OL201', 'fp16-overflow', 'A float initializer or Constant overflows FP16 (|x| > 65504) or flushes to zero', 'warning', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol201-fp16-overflow'),
+    ('OL202', 'qdq-present', 'The model already holds Q/DQ nodes (quantizing it again doubles them)', 'info', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol202-qdq-present'),
+    ('OL203', 'qdq-invalid-scale', 'A Q/DQ scale is zero, negative, infinite or NaN', 'error', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol203-qdq-invalid-scale'),
+    ('OL204', 'qdq-pair-mismatch', 'A DequantizeLinear undoes its QuantizeLinear with a different scale or zero-point', 'warning', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol204-qdq-pair-mismatch'),
+    ('OL205', 'qdq-zero-point-type', 'Q/DQ zero-points TensorRT rejects (not INT8, or not 0)', 'info', False, 'https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md#ol205-qdq-zero-point-type'),
 )

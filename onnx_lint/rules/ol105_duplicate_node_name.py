@@ -1,17 +1,18 @@
 """## duplicate-node-name (OL105)
 
 ### What it does
-Flags node names used by more than one node of the model (across the main
-graph and its subgraphs), and graph inputs or outputs with an empty name.
-Empty *node* names are allowed by ONNX and common; they are not flagged.
+Notes node names used by more than one node of the model (across the main
+graph and its subgraphs). Empty node names are allowed by ONNX and common; they
+are not flagged. (An empty graph input or output name is a checker error,
+reported by OL102.)
 
 ### Why does this matter?
-`onnx.checker` accepts both, yet node names are how tools address nodes:
+`onnx.checker` accepts duplicate node names, yet names are how tools address nodes:
 `onnx-lint quantize --exclude-nodes`, ONNX Runtime's `nodes_to_exclude` and
 TensorRT's layer precision settings pick nodes by name, so with two nodes of
 one name a user cannot keep one in FP32 without the other, and quantizers that
-derive new tensor names from node names can emit clashing names. A graph
-input or output without a name cannot be fed or fetched by any runtime.
+derive new tensor names from node names can emit clashing names. ONNX Runtime
+itself runs such models, so this is an info note, not a warning.
 
 ### Example
 ```
@@ -36,8 +37,8 @@ from onnx_lint.rule_api import Rule
 class DuplicateNodeName(Rule):
     code = "OL105"
     name = "duplicate-node-name"
-    severity = Severity.WARNING
-    summary = "Two nodes share a name, or a graph input/output has none (tools address nodes by name)"
+    severity = Severity.INFO
+    summary = "Two nodes share a name (tools address nodes by name)"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         first: dict[str, str] = {}
@@ -55,10 +56,3 @@ class DuplicateNodeName(Rule):
                         Location(here, node=name, op_type=texts[3 * i]))
                 else:
                     first[name] = here
-            if scope.parent is not None:
-                continue  # subgraph inputs/outputs are matched by position
-            for kind in ("input", "output"):
-                for i, value in enumerate(getattr(scope.graph, kind)):
-                    if not value.name:
-                        yield self.report(ctx, f"graph {kind} {i} has an empty name: no runtime can feed or fetch it",
-                                          Location(f"{scope.path}/{kind}[{i}]"))

@@ -18,6 +18,11 @@ from onnx_lint.rules.ol104_undefined_tensor import UndefinedTensor
 from onnx_lint.rules.ol105_duplicate_node_name import DuplicateNodeName
 from onnx_lint.rules.ol106_runtime_version import RuntimeVersionUnsupported
 from onnx_lint.rules.ol107_runtime_missing_kernel import RuntimeMissingKernel
+from onnx_lint.rules.ol201_fp16_overflow import Fp16Overflow
+from onnx_lint.rules.ol202_qdq_present import QdqPresent
+from onnx_lint.rules.ol203_qdq_invalid_scale import QdqInvalidScale
+from onnx_lint.rules.ol204_qdq_pair_mismatch import QdqPairMismatch
+from onnx_lint.rules.ol205_qdq_zero_point_type import QdqZeroPointType
 
 ALL_RULES: tuple[Rule, ...] = (
     UnreadableModel(),
@@ -35,6 +40,11 @@ ALL_RULES: tuple[Rule, ...] = (
     DuplicateNodeName(),
     RuntimeVersionUnsupported(),
     RuntimeMissingKernel(),
+    Fp16Overflow(),
+    QdqPresent(),
+    QdqInvalidScale(),
+    QdqPairMismatch(),
+    QdqZeroPointType(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 
