@@ -90,9 +90,23 @@ class SortNodes:
         graph.node.extend(copies)
 
 
-Edit = SetType | AddValueInfo | RemoveValueInfo | SortNodes
+@dataclass(frozen=True)
+class SetIrVersion:
+    """Raise the model's IR version where the higher version only relaxes a rule the model breaks.
+
+    IR 4 differs from IR 3 only in letting initializers be absent from the graph inputs.
+    """
+
+    version: int
+
+    def apply(self, model: onnx.ModelProto) -> None:
+        if model.ir_version < self.version:
+            model.ir_version = self.version
+
+
+Edit = SetType | AddValueInfo | RemoveValueInfo | SortNodes | SetIrVersion
 _KINDS: dict[str, type] = {"set_type": SetType, "add_value_info": AddValueInfo, "remove_value_info": RemoveValueInfo,
-                           "sort_nodes": SortNodes}
+                           "sort_nodes": SortNodes, "set_ir_version": SetIrVersion}
 
 
 def _graph(model: onnx.ModelProto, path: str) -> onnx.GraphProto:

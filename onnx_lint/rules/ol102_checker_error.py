@@ -26,8 +26,13 @@ Relu(X) with attribute foo=3
 gives `graph/node[1] 'r1' (Relu): Unrecognized attribute: foo for operator Relu`.
 
 ### Fix safety
-No fix: each error needs a decision only the model's author can make
-(which attribute was meant, which opset to target).
+Safe, for one error: an IR 3 model whose initializers are not graph inputs
+(`W in initializer but not in graph input`, which old exporters and ONNX
+Runtime's own samples write) gets IR version 4, the version that dropped that
+requirement and changed nothing else; nodes, initializers and the model's
+inputs stay as they are. Every other error has no fix: it needs a decision only
+the model's author can make (which attribute was meant, which opset to
+target).
 """
 
 from __future__ import annotations
@@ -37,14 +42,20 @@ from collections.abc import Iterable
 from onnx_lint.checker_errors import checker_errors
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.edits import SetIrVersion
 from onnx_lint.graphs import resolve_graph
 from onnx_lint.rule_api import Rule
+
+
+# The one checker error with a safe fix: IR 3 required every initializer to be a graph input; IR 4 does not.
+INITIALIZER_NOT_INPUT = "in initializer but not in graph input"
 
 
 class CheckerError(Rule):
     code = "OL102"
     name = "checker-error"
     severity = Severity.ERROR
+    fixable = True
     summary = "onnx.checker rejects a node or declaration (every error, each with its location)"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
@@ -57,4 +68,5 @@ class CheckerError(Rule):
                 location = Location(error.graph)
             else:
                 location = Location(f"{error.graph}/{error.what}[{error.index}]", tensor=error.name)
-            yield self.report(ctx, f"onnx.checker: {error.message}", location, engine="onnx.checker")
+            edits = [SetIrVersion(4)] if (INITIALIZER_NOT_INPUT in error.message and ctx.model.ir_version == 3) else None
+            yield self.report(ctx, f"onnx.checker: {error.message}", location, engine="onnx.checker", edits=edits)
