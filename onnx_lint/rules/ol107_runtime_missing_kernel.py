@@ -6,8 +6,9 @@ of its operator covers the operator version the model's opset selects, or none
 accepts the node's element types (as ONNX's inference derives them). Read from
 ONNX Runtime's own kernel registry (`get_all_opkernel_def`, gathered once per
 installed version in a child process and cached); silent when ONNX Runtime is
-not installed. Operators that ONNX defines as a function are not flagged (ONNX
-Runtime expands them), nor are FLOAT16 nodes that have a FLOAT kernel (ONNX
+not installed. An operator with no kernel at its version that ONNX defines as
+a function is not flagged (ONNX Runtime expands the function; it does not when
+kernels exist but none takes the node's types, as for Relu on INT16), nor are FLOAT16 nodes that have a FLOAT kernel (ONNX
 Runtime inserts Casts around them on CPU), nor custom domains ONNX Runtime does
 not know (a custom-op library may supply them), nor Constant nodes (ONNX
 Runtime turns them into initializers). Where a type is unknown it is
@@ -124,11 +125,11 @@ def _missing(facts: RuntimeFacts, node: onnx.NodeProto, domain: str, opset: int,
         schema = _schema(node.op_type, opset, domain)
         if schema is None:
             return None  # no such operator at this opset: the checker's finding (OL102), not a kernel question
-        if schema.has_function or schema.has_context_dependent_function:
-            return None  # ONNX Runtime expands the function when it has no kernel
     version = schema.since_version if schema is not None else opset
     kernels = [k for k in facts.kernels.get((domain, node.op_type), []) if k[0] <= version <= k[1]]
     if not kernels:
+        if schema is not None and (schema.has_function or schema.has_context_dependent_function):
+            return None  # no kernel for the op at this version: ONNX Runtime expands the function instead
         ranges = sorted({(a, b) for a, b, _ in facts.kernels.get((domain, node.op_type), [])})
         have = ", ".join(f"{a}-{b}" if b < 2**31 - 1 else f"{a}+" for a, b in ranges) or "none"
         return f"{node.op_type} version {version} (kernel versions: {have})"

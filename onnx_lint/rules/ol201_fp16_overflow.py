@@ -17,9 +17,11 @@ read (linting never opens weight files), and activations are not guessed.
 ### Why does this matter?
 FP16 conversion (onnxconverter-common, ONNX Runtime's float16 tools, the FP16
 stage of `onnx-lint quantize`, TensorRT's FP16 mode) casts every float
-constant. A mask constant of -1e9 or -3.4e38 becomes `-inf` and turns
-`0 * -inf` into NaN; an epsilon that becomes 0 turns a normalization into a
-division by zero. The model converts without an error and outputs NaN.
+constant. Cast plainly, a mask constant of -1e9 or -3.4e38 becomes `-inf` and
+turns `0 * -inf` into NaN, and an epsilon that becomes 0 turns a normalization
+into a division by zero; converters that clamp instead (ONNX Runtime's makes
+-1e9 into -65504 and 1e-12 into 6e-8) change the value silently. Either way
+the model converts without an error and computes something else.
 
 ### Example
 ```
@@ -61,11 +63,13 @@ def fp16_problem(values: np.ndarray) -> str | None:
         worst = values.ravel()[np.isfinite(values.ravel())][finite > FP16_MAX]
         extreme = worst[np.argmax(np.abs(worst))]
         return (f"{big.size} of {values.size} value(s) exceed FP16's range ±65504 "
-                f"(largest magnitude {float(extreme):.4g}); they become ±inf in FP16")
+                f"(largest magnitude {float(extreme):.4g}); a cast to FP16 makes them ±inf, converters that clamp "
+                "(ONNX Runtime's) make them ±65504")
     nonzero = finite[finite > 0]
     if nonzero.size and float(nonzero.max()) < FP16_TINY:
         return (f"all {nonzero.size} nonzero value(s) are below FP16's smallest subnormal "
-                f"(largest {float(nonzero.max()):.4g}); the tensor becomes all zeros in FP16")
+                f"(largest {float(nonzero.max()):.4g}); a cast to FP16 makes the tensor all zeros, converters that "
+                "clamp (ONNX Runtime's) raise them to 6e-08")
     return None
 
 
