@@ -11,6 +11,7 @@ directory.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import onnx
@@ -42,11 +43,11 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0].strip() if text else type(exc).__name__
 
 
-def light_copy(loaded: LoadedModel) -> onnx.ModelProto:
-    """The model without weight bytes, its graphs sorted (unsorted order is OL103's finding)."""
+def light_copy(loaded: LoadedModel, sort: bool = True) -> onnx.ModelProto:
+    """The model without weight bytes; its graphs sorted (unsorted order is OL103's finding) if ``sort``."""
     model = loaded.fresh_copy()
     swap_heavy_initializers(model, loaded.scope_paths)
-    for scope in loaded.scopes:
+    for scope in loaded.scopes if sort else ():
         if out_of_order_nodes(scope):
             try:
                 SortNodes(scope.path).apply(model)
@@ -55,14 +56,44 @@ def light_copy(loaded: LoadedModel) -> onnx.ModelProto:
     return model
 
 
+# Below this size a self-contained model is checked from its own bytes: no Python copy at all.
+_RAW_CHECK_BYTES = 256 * 2**20
+_VERDICTS: dict[int, tuple[weakref.ref, str | None]] = {}
+
+
+def _check(data: bytes) -> str | None:
+    try:
+        onnx.checker.check_model(data)
+    except Exception as exc:  # the checker raises ValidationError, and ValueError for oversized protos
+        return _first_line(exc)
+    return None
+
+
+def checker_verdict(loaded: LoadedModel) -> str | None:
+    """The checker's first complaint about the model as it is, or ``None`` (computed once per model).
+
+    The checker verifies node order and that every read tensor is defined, in every graph: when it
+    passes, OL102, OL103 and OL104 have nothing to look for, and a healthy model costs one C++ call.
+    """
+    cached = _VERDICTS.get(id(loaded))
+    if cached is not None and cached[0]() is loaded:
+        return cached[1]
+    raw = not loaded.has_external_data and len(loaded.data) < _RAW_CHECK_BYTES
+    verdict = _check(loaded.data if raw else light_copy(loaded, sort=False).SerializeToString())
+    for key in [k for k, (ref, _) in _VERDICTS.items() if ref() is None]:
+        del _VERDICTS[key]
+    _VERDICTS[id(loaded)] = (weakref.ref(loaded), verdict)
+    return verdict
+
+
 def checker_errors(loaded: LoadedModel) -> list[CheckerError]:
     """Every error the (non-full) checker finds, per node and per declaration; empty when it passes."""
-    model = light_copy(loaded)
-    try:
-        onnx.checker.check_model(model.SerializeToString())
+    if checker_verdict(loaded) is None:
         return []
-    except Exception as exc:  # the checker raises ValidationError, and ValueError for oversized protos
-        whole = _first_line(exc)
+    model = light_copy(loaded)
+    whole = _check(model.SerializeToString())  # sorted: the first error that is not about order
+    if whole is None:
+        return []
     ctx = onnx.checker.C.CheckerContext()
     ctx.ir_version = model.ir_version
     ctx.opset_imports = {o.domain: o.version for o in model.opset_import}

@@ -27,19 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from onnx_lint.checker_errors import checker_verdict
 from onnx_lint.constants import node_label
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.graphs import GraphScope
 from onnx_lint.rule_api import Rule
-
-
-def _defined_here(scope: GraphScope) -> set[str]:
-    graph = scope.graph
-    names = {v.name for v in graph.input} | {t.name for t in graph.initializer}
-    names |= {s.values.name for s in graph.sparse_initializer}
-    names.update(scope.producers())
-    return names
 
 
 class UndefinedTensor(Rule):
@@ -49,24 +42,38 @@ class UndefinedTensor(Rule):
     summary = "A graph output or node input names a tensor nothing defines"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
-        visible: dict[str, set[str]] = {}
-        for scope in ctx.scopes:  # parents come before their subgraphs
-            outer = visible[scope.parent.path] if scope.parent is not None else set()
-            defined = _defined_here(scope) | outer
-            visible[scope.path] = defined
-            for i, value in enumerate(scope.graph.output):
-                if value.name not in defined:
-                    yield self.report(
-                        ctx,
-                        f"graph output '{value.name}' is not produced by any node, and is not an input or "
-                        "initializer; ONNX Runtime refuses the model",
-                        Location(f"{scope.path}/output[{i}]", tensor=value.name))
-            for i, node in enumerate(scope.graph.node):
-                missing = [name for name in node.input if name and name not in defined]
-                if missing:
+        if checker_verdict(ctx.loaded) is None:
+            return  # the checker verifies this in every graph: one C++ call instead of a Python pass
+        for scope in ctx.scopes:
+            unresolved, defined = scope.unresolved_reads()
+            if unresolved:
+                produced = scope.producers()
+                missing_by_node: dict[int, list[str]] = {}
+                for i, name in unresolved:
+                    if name not in produced and not _visible_outside(scope, name):
+                        missing_by_node.setdefault(i, []).append(name)
+                for i, missing in missing_by_node.items():
+                    node = scope.graph.node[i]
                     yield self.report(
                         ctx,
                         f"node '{node_label(node)}' reads {', '.join(repr(m) for m in missing)}, which no node "
                         "produces and is not an input or initializer",
                         Location(f"{scope.path}/node[{i}]", node=node.name or None, tensor=missing[0],
                                  op_type=node.op_type))
+            for i, value in enumerate(scope.graph.output):
+                if value.name not in defined and not _visible_outside(scope, value.name):
+                    yield self.report(
+                        ctx,
+                        f"graph output '{value.name}' is not produced by any node, and is not an input or "
+                        "initializer; ONNX Runtime refuses the model",
+                        Location(f"{scope.path}/output[{i}]", tensor=value.name))
+
+
+def _visible_outside(scope: GraphScope, name: str) -> bool:
+    """Whether an enclosing graph defines ``name`` (a subgraph may read outer-scope tensors)."""
+    parent = scope.parent
+    while parent is not None:
+        if name in parent.unresolved_reads()[1]:
+            return True
+        parent = parent.parent
+    return False

@@ -12,7 +12,8 @@ kernels exist but none takes the node's types, as for Relu on INT16), nor are FL
 Runtime inserts Casts around them on CPU), nor custom domains ONNX Runtime does
 not know (a custom-op library may supply them), nor Constant nodes (ONNX
 Runtime turns them into initializers). Where a type is unknown it is
-not guessed: that constraint counts as met.
+not guessed: that constraint counts as met. On graphs above 20,000 nodes only
+the operator versions are checked (matching types costs several µs per node).
 
 ### Why does this matter?
 ONNX Runtime fails at session creation with `Could not find an implementation
@@ -49,6 +50,9 @@ _ONNX_DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training")
 # ONNX Runtime turns Constant nodes into initializers when it loads a graph: they need no kernel.
 _NO_KERNEL_NEEDED = {("", "Constant")}
 _FLOAT16, _FLOAT = "tensor(float16)", "tensor(float)"
+# Matching element types costs ~5-10 µs per node (protobuf access); above this many nodes only the
+# operator-version check (per distinct operator) runs, so a plain lint of a huge graph stays fast.
+TYPE_CHECK_MAX_NODES = 20_000
 
 
 def type_string(elem_type: int) -> str:
@@ -67,14 +71,27 @@ class RuntimeMissingKernel(Rule):
             return
         opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in ctx.model.opset_import}
         known_domains = {domain for domain, _ in facts.kernels} | set(_ONNX_DOMAINS)
+        answers: dict[tuple, str | None] = {}  # most nodes repeat an (op, types) combination
+        check_types = sum(len(scope.graph.node) for scope in ctx.scopes) <= TYPE_CHECK_MAX_NODES
         for scope in ctx.scopes:
             types = _TypeLookup(ctx, scope)
-            for i, node in enumerate(scope.graph.node):
-                domain = "" if node.domain == "ai.onnx" else node.domain
-                if domain not in known_domains or domain not in opsets or (domain, node.op_type) in _NO_KERNEL_NEEDED:
+            texts = scope.scan().texts
+            for i in range(len(scope.graph.node)):
+                op_type, domain = texts[3 * i], texts[3 * i + 1]
+                domain = "" if domain == "ai.onnx" else domain
+                if domain not in known_domains or domain not in opsets or (domain, op_type) in _NO_KERNEL_NEEDED:
                     continue
-                problem = _missing(facts, node, domain, opsets[domain], types)
+                node = scope.graph.node[i] if check_types else None
+                if node is not None:
+                    key: tuple = (domain, op_type, tuple(map(types, node.input)), tuple(map(types, node.output)))
+                else:
+                    key = (domain, op_type)
+                if key not in answers:
+                    answers[key] = _missing(facts, node or scope.graph.node[i], domain, opsets[domain],
+                                            types if check_types else None)
+                problem = answers[key]
                 if problem:
+                    node = scope.graph.node[i]
                     yield self.report(
                         ctx, f"ONNX Runtime {facts.version} has no CPU kernel for node '{node_label(node)}': "
                         f"{problem}", Location(f"{scope.path}/node[{i}]", node=node.name or None, op_type=node.op_type),
@@ -90,6 +107,8 @@ class _TypeLookup:
         self.initializers: dict[str, dict[str, int]] = {}
 
     def __call__(self, name: str) -> int:
+        if not name:
+            return 0
         found = self.cache.get(name)
         if found is None:
             found = self.cache[name] = self._lookup(name)
@@ -119,7 +138,8 @@ def _schema(op_type: str, opset: int, domain: str) -> onnx.defs.OpSchema | None:
         return None
 
 
-def _missing(facts: RuntimeFacts, node: onnx.NodeProto, domain: str, opset: int, types: _TypeLookup) -> str | None:
+def _missing(facts: RuntimeFacts, node: onnx.NodeProto, domain: str, opset: int,
+             types: _TypeLookup | None) -> str | None:
     schema = None
     if domain in _ONNX_DOMAINS:
         schema = _schema(node.op_type, opset, domain)
@@ -133,7 +153,7 @@ def _missing(facts: RuntimeFacts, node: onnx.NodeProto, domain: str, opset: int,
         ranges = sorted({(a, b) for a, b, _ in facts.kernels.get((domain, node.op_type), [])})
         have = ", ".join(f"{a}-{b}" if b < 2**31 - 1 else f"{a}+" for a, b in ranges) or "none"
         return f"{node.op_type} version {version} (kernel versions: {have})"
-    if schema is None:
+    if schema is None or types is None:
         return None
     bound = _bind(schema, node, types)
     if not bound or any(_accepts(k[2], bound) for k in kernels):
