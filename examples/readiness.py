@@ -34,7 +34,9 @@ def _const(name: str, values, dtype=np.float32) -> onnx.TensorProto:
 # -- OL102 checker errors ----------------------------------------------------------------------------
 def checker_errors(bad: bool = True) -> onnx.ModelProto:
     """Two nodes the checker rejects (an unknown attribute, an op the opset lacks); it names only the first."""
-    relu = h.make_node("Relu", ["X"], ["A"], name="relu", **({"alpha": 0.1} if bad else {}))
+    relu = h.make_node("Relu", ["X"], ["A"], name="relu")
+    if bad:
+        relu.attribute.append(h.make_attribute("alpha", 0.1))
     gelu = h.make_node("Gelu" if bad else "Sigmoid", ["A"], ["Y"], name="act")  # Gelu is opset 20
     return _model([relu, gelu], [_x()], [_x(name="Y")])
 

@@ -12,7 +12,9 @@ directory.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import onnx
 import onnx.checker
@@ -103,20 +105,19 @@ def checker_errors(loaded: LoadedModel) -> list[CheckerError]:
         graph = scope.graph
         for kind in ("input", "output", "value_info"):
             for j, value in enumerate(getattr(graph, kind)):
-                _collect(found, lambda v=value: onnx.checker.check_value_info(v, ctx), scope.path, j, kind,
-                         value.name)
+                _collect(found, partial(onnx.checker.check_value_info, value, ctx), scope.path, j, kind, value.name)
         for j, tensor in enumerate(light_graphs[scope.path].initializer):  # weight-free: heavy ones swapped
-            _collect(found, lambda t=tensor: onnx.checker.check_tensor(t, ctx), scope.path, j, "initializer",
+            _collect(found, partial(onnx.checker.check_tensor, tensor, ctx), scope.path, j, "initializer",
                      tensor.name)
         for i, node in enumerate(graph.node):
-            _collect(found, lambda n=_without_subgraphs(node): onnx.checker.check_node(n, ctx), scope.path, i,
+            _collect(found, partial(onnx.checker.check_node, _without_subgraphs(node), ctx), scope.path, i,
                      "node", node.name)
     if not found and SORT_MESSAGE not in whole and DANGLING_OUTPUT_MESSAGE not in whole:
         found.append(CheckerError(ROOT, None, "model", "", whole))
     return found
 
 
-def _collect(found: list[CheckerError], check, graph: str, index: int | None, what: str, name: str) -> None:
+def _collect(found: list[CheckerError], check: Callable[[], None], graph: str, index: int | None, what: str, name: str) -> None:
     try:
         check()
     except Exception as exc:

@@ -100,8 +100,7 @@ class SetIrVersion:
     version: int
 
     def apply(self, model: onnx.ModelProto) -> None:
-        if model.ir_version < self.version:
-            model.ir_version = self.version
+        model.ir_version = max(model.ir_version, self.version)
 
 
 Edit = SetType | AddValueInfo | RemoveValueInfo | SortNodes | SetIrVersion

@@ -54,6 +54,7 @@ def highest(accepts, low, high):
         low, high = (mid, high) if accepts(mid) else (low, mid - 1)
     return low
 
+FORMAT = int(sys.argv[3])
 base = ("", 13)
 max_ir = highest(lambda ir: loads(ir, [base]), 7, 64)
 opsets = {}
@@ -68,9 +69,9 @@ kernels = [[k.domain, k.op_name, k.version_range[0], k.version_range[1],
             {name: list(types) for name, types in k.type_constraints.items()}]
            for k in C.get_all_opkernel_def() if k.provider == "CPUExecutionProvider"]
 with open(sys.argv[1], "w") as out:
-    json.dump({"format": %d, "version": ort.__version__, "max_ir_version": max_ir, "max_opsets": opsets,
+    json.dump({"format": FORMAT, "version": ort.__version__, "max_ir_version": max_ir, "max_opsets": opsets,
                "kernels": kernels}, out)
-""" % FACTS_FORMAT
+"""
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,9 @@ def _gather() -> dict | None:
     with tempfile.TemporaryDirectory(prefix="onnx-lint-ort-") as tmp:
         target = Path(tmp) / "facts.json"
         try:
-            done = subprocess.run([sys.executable, "-c", _GATHER, str(target), json.dumps(_PROBE_DOMAINS)],
-                                  capture_output=True, timeout=120, stdin=subprocess.DEVNULL, cwd=tmp)
+            done = subprocess.run([sys.executable, "-c", _GATHER, str(target), json.dumps(_PROBE_DOMAINS),
+                                   str(FACTS_FORMAT)], capture_output=True, timeout=120, stdin=subprocess.DEVNULL,
+                                  cwd=tmp, check=False)
         except (OSError, subprocess.TimeoutExpired):
             return None
         if done.returncode != 0 or not target.exists():

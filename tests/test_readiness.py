@@ -164,7 +164,8 @@ def test_runtime_facts_come_from_onnx_runtime_and_are_cached_per_version(tmp_pat
              "print(json.dumps([f.max_ir_version, f.max_opsets.get(''), len(f.kernels), "
              "'onnxruntime' in sys.modules]))")
     env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path)}
-    runs = [subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path)
+    runs = [subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path,
+                           check=True)
             for _ in range(2)]
     first, second = (json.loads(r.stdout) for r in runs)
     assert first == second and first[3] is False and first[2] > 100

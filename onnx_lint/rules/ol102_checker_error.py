@@ -42,10 +42,9 @@ from collections.abc import Iterable
 from onnx_lint.checker_errors import checker_errors
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic, Location, Severity
-from onnx_lint.edits import SetIrVersion
+from onnx_lint.edits import Edit, SetIrVersion
 from onnx_lint.graphs import resolve_graph
 from onnx_lint.rule_api import Rule
-
 
 # The one checker error with a safe fix: IR 3 required every initializer to be a graph input; IR 4 does not.
 INITIALIZER_NOT_INPUT = "in initializer but not in graph input"
@@ -68,5 +67,5 @@ class CheckerError(Rule):
                 location = Location(error.graph)
             else:
                 location = Location(f"{error.graph}/{error.what}[{error.index}]", tensor=error.name)
-            edits = [SetIrVersion(4)] if (INITIALIZER_NOT_INPUT in error.message and ctx.model.ir_version == 3) else None
+            edits: list[Edit] | None = [SetIrVersion(4)] if (INITIALIZER_NOT_INPUT in error.message and ctx.model.ir_version == 3) else None
             yield self.report(ctx, f"onnx.checker: {error.message}", location, engine="onnx.checker", edits=edits)

@@ -148,7 +148,7 @@ def _missing(facts: RuntimeFacts, node: onnx.NodeProto, domain: str, opset: int,
     version = schema.since_version if schema is not None else opset
     kernels = [k for k in facts.kernels.get((domain, node.op_type), []) if k[0] <= version <= k[1]]
     if not kernels:
-        if schema is not None and (schema.has_function or schema.has_context_dependent_function):
+        if schema is not None and _has_function(schema):
             return None  # no kernel for the op at this version: ONNX Runtime expands the function instead
         ranges = sorted({(a, b) for a, b, _ in facts.kernels.get((domain, node.op_type), [])})
         have = ", ".join(f"{a}-{b}" if b < 2**31 - 1 else f"{a}+" for a, b in ranges) or "none"
@@ -164,6 +164,11 @@ def _missing(facts: RuntimeFacts, node: onnx.NodeProto, domain: str, opset: int,
             return None  # the CPU provider casts FLOAT16 to FLOAT around such a node
     shown = ", ".join(f"{name}={t}" for name, t in sorted(bound.items()))
     return f"{node.op_type} version {version} with {shown}"
+
+
+def _has_function(schema: onnx.defs.OpSchema) -> bool:
+    # Real attributes of OpSchema that onnx's type stubs do not declare.
+    return bool(getattr(schema, "has_function", False) or getattr(schema, "has_context_dependent_function", False))
 
 
 def _bind(schema: onnx.defs.OpSchema, node: onnx.NodeProto, types: _TypeLookup) -> dict[str, str]:

@@ -6,7 +6,9 @@ from onnx_lint.rule_api import Rule
 from onnx_lint.rules.ol000_unreadable_model import UnreadableModel
 from onnx_lint.rules.ol001_stale_rank_zero_output import StaleRankZeroOutput
 from onnx_lint.rules.ol002_dim_param_mismatch import DimParamMismatch
-from onnx_lint.rules.ol003_untyped_after_shape_inference import UntypedAfterShapeInference
+from onnx_lint.rules.ol003_untyped_after_shape_inference import (
+    UntypedAfterShapeInference,
+)
 from onnx_lint.rules.ol004_stale_output_rank import StaleOutputRank
 from onnx_lint.rules.ol005_stale_value_info import StaleValueInfo
 from onnx_lint.rules.ol006_stale_element_type import StaleElementType
