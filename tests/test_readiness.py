@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import onnx
 import pytest
+from conftest import run_process
 
 from examples import readiness
 from onnx_lint.rules import CODES
@@ -175,3 +176,33 @@ def test_runtime_facts_come_from_onnx_runtime_and_are_cached_per_version(tmp_pat
     path = tmp_path / "future_ir.onnx"
     onnx.save(model, path)
     assert f"max supported IR version: {first[0]}" in (_ort_error(path) or "")
+
+
+def test_quantize_exclude_nodes_keeps_an_overflowing_constant_in_fp32(cli, tmp_path):
+    """OL201's suggestion works: the named nodes and the constants only they read skip FP16 conversion."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    rng = np.random.default_rng(0)
+    weights = onnx.numpy_helper.from_array(rng.standard_normal((16, 8)).astype(np.float32), "W")
+    divisor = onnx.numpy_helper.from_array(np.full((8,), 1e5, np.float32), "divisor")
+    model = h.make_model(h.make_graph(
+        [h.make_node("MatMul", ["X", "W"], ["A"], name="mm"), h.make_node("Div", ["A", "divisor"], ["Y"], name="scale")],
+        "g", [h.make_tensor_value_info("X", T.FLOAT, [1, 16])], [h.make_tensor_value_info("Y", T.FLOAT, [1, 8])],
+        [weights, divisor]), opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    path = tmp_path / "div.onnx"
+    onnx.save(model, path)
+    [finding] = _findings(cli, path)
+    assert finding["code"] == "OL201" and finding["message"].endswith("--exclude-nodes scale")
+    np.savez(tmp_path / "calib.npz", X=rng.standard_normal((8, 16)).astype(np.float32))
+    out = tmp_path / "div.q.onnx"
+    run = run_process("quantize", str(path), "-o", str(out), "--calibration-data", str(tmp_path / "calib.npz"),
+                      "--exclude-nodes", "scale", cwd=tmp_path)
+    assert run.code == 0, run.err
+    kept = next(t for t in onnx.load(out).graph.initializer if t.name == "divisor")
+    assert kept.data_type == T.FLOAT and onnx.numpy_helper.to_array(kept)[0] == 1e5
+    x = {"X": rng.standard_normal((1, 16)).astype(np.float32)}
+    [want] = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, x)
+    [got] = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, x)
+    assert np.allclose(got, want, rtol=0.1, atol=2e-6)  # without the exclusion the divisor becomes 65504: +53%

@@ -8,7 +8,9 @@ FP16's smallest subnormal, 2^-24 ≈ 5.96e-8, so that the whole tensor flushes
 to zero (a LayerNorm `epsilon` of 1e-12 held as a tensor, a tiny divisor).
 Each finding names the tensor, its offending values and the nodes that read
 it, and suggests the `onnx-lint quantize --exclude-nodes` that keeps those
-nodes out of the conversion. Scattered tiny weights in a larger tensor are
+nodes out of INT8 and FP16: they compute in FP32, and constants only they read
+stay FP32 (their outputs are still converted to FP16 after them, so an output
+that itself exceeds 65504 needs its readers excluded as well). Scattered tiny weights in a larger tensor are
 not flagged: they flush to zero with no effect worth a warning.
 
 Only what the file proves is reported: values stored in external data are not
