@@ -39,6 +39,7 @@ is an acceptable stand-in for -1e9 is the author's call.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -55,19 +56,26 @@ _FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE)
 
 
 def fp16_problem(values: np.ndarray) -> str | None:
-    """Why FP16 cannot hold these values, or ``None``."""
+    """Why FP16 cannot hold these values, or ``None``.
+
+    The common case (every value in range, some not tiny) costs a min and a max: no copy of the weights.
+    """
     if values.size == 0:
         return None
-    flat = np.abs(values.ravel())
+    low, high = float(np.min(values)), float(np.max(values))
+    if math.isfinite(low) and math.isfinite(high) and -FP16_MAX <= low and high <= FP16_MAX:
+        if max(-low, high) >= FP16_TINY or (low == 0 and high == 0):
+            return None  # in range, and some value survives (a NaN makes min/max NaN: it goes the long way)
+    flat = values.ravel()
     finite = flat[np.isfinite(flat)]
-    big = finite[finite > FP16_MAX]
+    magnitude = np.abs(finite)
+    big = finite[magnitude > FP16_MAX]
     if big.size:
-        worst = values.ravel()[np.isfinite(values.ravel())][finite > FP16_MAX]
-        extreme = worst[np.argmax(np.abs(worst))]
+        extreme = big[np.argmax(np.abs(big))]
         return (f"{big.size} of {values.size} value(s) exceed FP16's range ±65504 "
                 f"(largest magnitude {float(extreme):.4g}); a cast to FP16 makes them ±inf, converters that clamp "
                 "(ONNX Runtime's) make them ±65504")
-    nonzero = finite[finite > 0]
+    nonzero = magnitude[magnitude > 0]
     if nonzero.size and float(nonzero.max()) < FP16_TINY:
         return (f"all {nonzero.size} nonzero value(s) are below FP16's smallest subnormal "
                 f"(largest {float(nonzero.max()):.4g}); a cast to FP16 makes the tensor all zeros, converters that "
