@@ -7,7 +7,7 @@ range, type constraints). Importing onnxruntime costs ~0.3-1.5 s and a plain
 lint must not pay it (tests/test_inference.py), so the facts are gathered once
 per ONNX Runtime version in a child process and kept as JSON in the user's
 cache folder (``$XDG_CACHE_HOME/onnx-lint``, else ``~/.cache/onnx-lint``);
-where that folder cannot be written they are kept for the process only.
+where that folder cannot be written, in a per-user folder under the temporary directory.
 """
 
 from __future__ import annotations
@@ -114,17 +114,22 @@ def runtime_facts() -> RuntimeFacts | None:
     import onnx  # the cache key includes the onnx that built the probe models
 
     key = f"ort-facts-{version}-onnx-{onnx.__version__}-v{FACTS_FORMAT}.json"
-    path = cache_folder() / key
-    try:
-        data = json.loads(path.read_text())
-        if data.get("format") == FACTS_FORMAT:
-            return RuntimeFacts.from_json(data)
-    except (OSError, ValueError, KeyError):
-        pass
+    # The user's cache folder, else a per-user temporary one (a read-only home must not cost every
+    # process a new child).
+    folders = [cache_folder(), Path(tempfile.gettempdir()) / f"onnx-lint-{getattr(os, 'getuid', lambda: 0)()}"]
+    for folder in folders:
+        try:
+            data = json.loads((folder / key).read_text())
+            if data.get("format") == FACTS_FORMAT:
+                return RuntimeFacts.from_json(data)
+        except (OSError, ValueError, KeyError):
+            continue
     data = _gather()
     if data is None:
         return None
-    _store(path, data)
+    for folder in folders:
+        if _store(folder / key, data):
+            break
     return RuntimeFacts.from_json(data)
 
 
@@ -145,16 +150,18 @@ def _gather() -> dict | None:
             return None
 
 
-def _store(path: Path, data: dict) -> None:
-    """Write atomically; a cache folder that cannot be written only costs the next run a re-gather."""
+def _store(path: Path, data: dict) -> bool:
+    """Write atomically; ``False`` when the folder cannot be written."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     except OSError:
-        return
+        return False
     try:
         with os.fdopen(fd, "w") as out:
             json.dump(data, out)
         os.replace(temp, path)
     except OSError:
         Path(temp).unlink(missing_ok=True)
+        return False
+    return True
