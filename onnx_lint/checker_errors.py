@@ -134,9 +134,8 @@ def _without_subgraphs(node: onnx.NodeProto) -> onnx.NodeProto:
     copy = onnx.NodeProto()
     copy.CopyFrom(node)
     for attr in copy.attribute:
-        if attr.type == onnx.AttributeProto.GRAPH:
-            attr.g.Clear()
-        elif attr.type == onnx.AttributeProto.GRAPHS:
-            for g in attr.graphs:
-                g.Clear()
+        for g in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs):
+            name = g.name
+            g.Clear()
+            g.name = name or "subgraph"  # an empty name is itself an error; the real one is checked on its own
     return copy
