@@ -206,3 +206,14 @@ def test_quantize_exclude_nodes_keeps_an_overflowing_constant_in_fp32(cli, tmp_p
     [want] = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, x)
     [got] = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, x)
     assert np.allclose(got, want, rtol=0.1, atol=2e-6)  # without the exclusion the divisor becomes 65504: +53%
+
+
+@pytest.mark.parametrize(("elem_type", "flagged"), [(onnx.TensorProto.FLOAT16, False), (onnx.TensorProto.BFLOAT16, True)])
+def test_float16_nodes_are_cast_by_onnx_runtime_but_bfloat16_ones_are_not(cli, save, elem_type, flagged):
+    """Relu has no FLOAT16 CPU kernel, yet ONNX Runtime loads the node (it inserts Casts); BFLOAT16 it refuses."""
+    model = readiness.runtime_missing_kernel(False)
+    for value in (model.graph.input[0], model.graph.output[0]):
+        value.type.tensor_type.elem_type = elem_type
+    path = save(model)
+    assert bool(_findings(cli, path)) is flagged
+    assert (_ort_error(path) is not None) is flagged

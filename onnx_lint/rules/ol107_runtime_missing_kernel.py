@@ -6,14 +6,15 @@ of its operator covers the operator version the model's opset selects, or none
 accepts the node's element types (as ONNX's inference derives them). Read from
 ONNX Runtime's own kernel registry (`get_all_opkernel_def`, gathered once per
 installed version in a child process and cached); silent when ONNX Runtime is
-not installed. An operator with no kernel at its version that ONNX defines as
-a function is not flagged (ONNX Runtime expands the function; it does not when
-kernels exist but none takes the node's types, as for Relu on INT16), nor are FLOAT16 nodes that have a FLOAT kernel (ONNX
-Runtime inserts Casts around them on CPU), nor custom domains ONNX Runtime does
-not know (a custom-op library may supply them), nor Constant nodes (ONNX
-Runtime turns them into initializers). Where a type is unknown it is
-not guessed: that constraint counts as met. On graphs above 20,000 nodes only
-the operator versions are checked (matching types costs several µs per node).
+not installed. Not flagged: an operator with no kernel at its version that
+ONNX defines as a function (ONNX Runtime expands the function; it does not
+when kernels exist but none takes the node's types, as for Relu on INT16),
+FLOAT16 nodes that have a FLOAT kernel (ONNX Runtime inserts Casts around them
+on CPU), custom domains ONNX Runtime does not know (a custom-op library may
+supply them), and Constant nodes (ONNX Runtime turns them into initializers).
+A type inference does not know is not guessed: that constraint counts as met.
+On graphs above 20,000 nodes only the operator versions are checked (matching
+types costs several µs per node).
 
 ### Why does this matter?
 ONNX Runtime fails at session creation with `Could not find an implementation
