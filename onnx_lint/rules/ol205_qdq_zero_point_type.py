@@ -11,8 +11,10 @@ TensorRT supports only symmetric signed quantization in Q/DQ networks: it
 refuses to build an engine from UINT8 or nonzero zero-points
 (`Assertion failed: ... zero point must be 0`). ONNX Runtime runs these models
 fine, so this is an info note for models headed to TensorRT: quantize with
-`QInt8` activations and weights and symmetric ranges
-(`onnx-lint quantize` does).
+`QInt8` activations and weights and symmetric ranges (ONNX Runtime's
+`quantize_static` with `extra_options={"ActivationSymmetric": True,
+"WeightSymmetric": True}`). `onnx-lint quantize` writes INT8 zero-points, but
+asymmetric ones for activations, which this rule notes.
 
 ### Example
 ```
