@@ -32,6 +32,14 @@ def _onnx_version() -> str:
         return onnx.__version__
 
 
+@functools.lru_cache(maxsize=1)
+def _runtime_version() -> str:
+    try:
+        return importlib.metadata.version("onnxruntime")
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
+
+
 def _stat_key(path: Path) -> tuple[int, int] | None:
     try:
         stat = path.stat()
@@ -45,7 +53,8 @@ class LintCache:
 
     def __init__(self, root: Path, settings_fingerprint: str) -> None:
         self.folder = root / CACHE_DIR_NAME / onnx_lint.__version__
-        self.salt = f"{onnx_lint.__version__}|{_onnx_version()}|{settings_fingerprint}"
+        # ONNX Runtime's version too: OL106/OL107 report what the installed runtime accepts.
+        self.salt = f"{onnx_lint.__version__}|{_onnx_version()}|{_runtime_version()}|{settings_fingerprint}"
 
     def _entry(self, path: Path) -> Path | None:
         stat = _stat_key(path)
