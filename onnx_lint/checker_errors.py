@@ -3,10 +3,11 @@
 The checker stops at its first error and names no graph path. Here the whole
 model is checked once (the common, passing case costs one C++ call); only when
 it fails are nodes and declarations checked one at a time, so that every error
-gets its own location. The model checked is a weight-free copy: large and
-external initializers become graph inputs of the same type (SPEC 2.1), so no
-weight byte is read and external data never resolves against the working
-directory.
+gets its own location. A self-contained model under 256 MB is checked from
+the file's own bytes (no Python copy); otherwise the model checked is a
+weight-free copy: large and external initializers become graph inputs of the
+same type (SPEC 2.1), so no weight byte is read and external data never
+resolves against the working directory.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ DANGLING_OUTPUT_MESSAGE = "is not an output of any node in graph"
 
 
 @dataclass(frozen=True)
-class CheckerError:
+class CheckerFinding:
     """One checker complaint: the graph path, what it is about and its index there, the checker's first line."""
 
     graph: str
@@ -88,7 +89,7 @@ def checker_verdict(loaded: LoadedModel) -> str | None:
     return verdict
 
 
-def checker_errors(loaded: LoadedModel) -> list[CheckerError]:
+def checker_errors(loaded: LoadedModel) -> list[CheckerFinding]:
     """Every error the (non-full) checker finds, per node and per declaration; empty when it passes."""
     if checker_verdict(loaded) is None:
         return []
@@ -99,7 +100,7 @@ def checker_errors(loaded: LoadedModel) -> list[CheckerError]:
     ctx = onnx.checker.C.CheckerContext()
     ctx.ir_version = model.ir_version
     ctx.opset_imports = {o.domain: o.version for o in model.opset_import}
-    found: list[CheckerError] = []
+    found: list[CheckerFinding] = []
     light_graphs = {scope.path: scope.graph for scope in scopes_at(model, loaded.scope_paths)}
     for scope in loaded.scopes:  # nodes and declarations of the original, so indices are the file's
         graph = scope.graph
@@ -113,17 +114,17 @@ def checker_errors(loaded: LoadedModel) -> list[CheckerError]:
             _collect(found, partial(onnx.checker.check_node, _without_subgraphs(node), ctx), scope.path, i,
                      "node", node.name)
     if not found and SORT_MESSAGE not in whole and DANGLING_OUTPUT_MESSAGE not in whole:
-        found.append(CheckerError(ROOT, None, "model", "", whole))
+        found.append(CheckerFinding(ROOT, None, "model", "", whole))
     return found
 
 
-def _collect(found: list[CheckerError], check: Callable[[], None], graph: str, index: int | None, what: str, name: str) -> None:
+def _collect(found: list[CheckerFinding], check: Callable[[], None], graph: str, index: int | None, what: str, name: str) -> None:
     try:
         check()
     except Exception as exc:
         message = _first_line(exc)
         if SORT_MESSAGE not in message and DANGLING_OUTPUT_MESSAGE not in message:
-            found.append(CheckerError(graph, index, what, name, message))
+            found.append(CheckerFinding(graph, index, what, name, message))
 
 
 def _without_subgraphs(node: onnx.NodeProto) -> onnx.NodeProto:
