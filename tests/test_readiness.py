@@ -217,3 +217,13 @@ def test_float16_nodes_are_cast_by_onnx_runtime_but_bfloat16_ones_are_not(cli, s
     path = save(model)
     assert bool(_findings(cli, path)) is flagged
     assert (_ort_error(path) is not None) is flagged
+
+
+def test_lint_cache_is_keyed_on_the_onnx_runtime_version(tmp_path):
+    """OL106/OL107 answers change with the installed ONNX Runtime: a cached result must not outlive it."""
+    import importlib.metadata
+
+    from onnx_lint.cache import LintCache
+
+    pytest.importorskip("onnxruntime")
+    assert f"|{importlib.metadata.version('onnxruntime')}|" in LintCache(tmp_path, "settings").salt
