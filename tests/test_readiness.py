@@ -227,3 +227,24 @@ def test_lint_cache_is_keyed_on_the_onnx_runtime_version(tmp_path):
 
     pytest.importorskip("onnxruntime")
     assert f"|{importlib.metadata.version('onnxruntime')}|" in LintCache(tmp_path, "settings").salt
+
+
+def test_onnx_runtime_fp16_converter_output_is_unsorted_and_fixed_by_reordering(cli, save):
+    """ONNX Runtime's float16 converter with keep_io_types appends its input Casts after their readers."""
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxruntime.transformers.float16")
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    from examples import defects
+
+    converted = convert_float_to_float16(defects.healthy_matmul(), keep_io_types=True)
+    path = save(converted, "fp16.onnx")
+    with pytest.raises(onnx.checker.ValidationError, match="topologically sorted"):
+        onnx.checker.check_model(str(path))
+    assert [(d["code"], d["location"]["tensor"]) for d in _findings(cli, path)] == [("OL103", "graph_input_cast_0")]
+    x = {"X": np.arange(12, dtype=np.float32).reshape(3, 4) / 10}
+    [before] = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, x)
+    assert cli("check", str(path), "--fix").code == 0
+    onnx.checker.check_model(str(path), full_check=True)
+    [after] = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, x)
+    assert np.array_equal(before, after)
