@@ -1,4 +1,4 @@
-"""Write one small model per defect (and two healthy ones) into a folder.
+"""Write one small model per defect (and two healthy ones) into a folder; readiness defects go to readiness/.
 
     python examples/make_examples.py [FOLDER]     # default: examples/models
 
@@ -14,6 +14,7 @@ import onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from examples.defects import DEFECTS, HEALTHY, with_external_data  # noqa: E402
+from examples.readiness import READINESS  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -22,6 +23,11 @@ def main(argv: list[str]) -> int:
     for name, (build, what) in {**DEFECTS, **HEALTHY}.items():
         onnx.save_model(build(), folder / f"{name}.onnx")
         print(f"{name + '.onnx':<36} {what}")
+    readiness = folder / "readiness"
+    readiness.mkdir(exist_ok=True)
+    for name, (build, what, _codes) in READINESS.items():
+        onnx.save_model(build(True), readiness / f"{name}.onnx")
+        print(f"{'readiness/' + name + '.onnx':<36} {what}")
     external = folder / "external"
     external.mkdir(exist_ok=True)
     for stale in external.glob("external.onnx*"):

@@ -1,9 +1,11 @@
 """Annotation edits: the only changes a fix may make to a model.
 
 Each edit targets a declaration by graph path and tensor name, and touches only
-``graph.output`` / ``graph.value_info`` types, never nodes, attributes or
-initializers (SPEC 4). Edits are plain data so that the language server can
-hand them to a client and back.
+``graph.output`` / ``graph.value_info`` types, never node contents, attributes or
+initializers (SPEC 4). The one edit that touches nodes, ``SortNodes``, changes
+only their order (a graph out of topological order computes the same once
+sorted). Edits are plain data so that the language server can hand them to a
+client and back.
 """
 
 from __future__ import annotations
@@ -65,8 +67,45 @@ class RemoveValueInfo:
             graph.value_info.extend(keep)
 
 
-Edit = SetType | AddValueInfo | RemoveValueInfo
-_KINDS: dict[str, type] = {"set_type": SetType, "add_value_info": AddValueInfo, "remove_value_info": RemoveValueInfo}
+@dataclass(frozen=True)
+class SortNodes:
+    """Put a graph's nodes in topological order; every node's content stays byte-identical."""
+
+    graph: str
+
+    def apply(self, model: onnx.ModelProto) -> None:
+        from onnx_lint.graphs import topological_order
+
+        graph = _graph(model, self.graph)
+        order = topological_order(graph)
+        if len(order) != len(graph.node):
+            raise KeyError(f"{self.graph} has a dependency cycle: no order exists")
+        if order == list(range(len(graph.node))):
+            return
+        nodes = [graph.node[i] for i in order]
+        copies = [type(n)() for n in nodes]
+        for copy, node in zip(copies, nodes):
+            copy.CopyFrom(node)
+        del graph.node[:]
+        graph.node.extend(copies)
+
+
+@dataclass(frozen=True)
+class SetIrVersion:
+    """Raise the model's IR version where the higher version only relaxes a rule the model breaks.
+
+    IR 4 differs from IR 3 only in letting initializers be absent from the graph inputs.
+    """
+
+    version: int
+
+    def apply(self, model: onnx.ModelProto) -> None:
+        model.ir_version = max(model.ir_version, self.version)
+
+
+Edit = SetType | AddValueInfo | RemoveValueInfo | SortNodes | SetIrVersion
+_KINDS: dict[str, type] = {"set_type": SetType, "add_value_info": AddValueInfo, "remove_value_info": RemoveValueInfo,
+                           "sort_nodes": SortNodes, "set_ir_version": SetIrVersion}
 
 
 def combine_edits(edits: list[Edit], model: onnx.ModelProto) -> list[Edit]:

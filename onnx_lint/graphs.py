@@ -34,6 +34,7 @@ class GraphScope:
     owner_node: onnx.NodeProto | None = None
     _producers: dict[str, int] | None = field(default=None, repr=False)
     _scan: NodeScan | None = field(default=None, repr=False)
+    _reads: tuple[list[tuple[int, str]], set[str]] | None = field(default=None, repr=False)
 
     def scan(self) -> NodeScan:
         """The one pass over this graph's nodes that everything else reuses."""
@@ -44,6 +45,31 @@ class GraphScope:
     def special(self) -> list[int]:
         """Nodes that may carry graph or tensor attributes."""
         return self.scan().special
+
+    def unresolved_reads(self) -> tuple[list[tuple[int, str]], set[str]]:
+        """One pass over node inputs in file order: the (node, name) reads of a name not defined
+        *before* that node in this graph (produced later, defined in an enclosing graph, or nowhere),
+        and every name the graph defines. Empty list for a sorted, self-contained graph.
+
+        Names a subgraph reads from this graph count as reads of the node that owns the subgraph.
+        """
+        if self._reads is None:
+            graph = self.graph
+            seen = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+            seen.update(s.values.name for s in graph.sparse_initializer)
+            special = set(self.special())
+            found: list[tuple[int, str]] = []
+            add, define = found.append, seen.update
+            for i, node in enumerate(graph.node):
+                for name in node.input:
+                    if name not in seen and name:
+                        add((i, name))
+                if i in special:
+                    produced = self.producers()
+                    found.extend((i, n) for n in sorted(outer_reads(node)) if n in produced and n not in seen)
+                define(node.output)
+            self._reads = (found, seen)
+        return self._reads
 
     def producers(self) -> dict[str, int]:
         """Tensor name -> index of the node producing it in this graph."""
@@ -232,3 +258,20 @@ def sort_topologically(graph: onnx.GraphProto) -> bool:
         graph.node.extend(nodes[i] for i in order)
         moved = True
     return moved
+
+
+def out_of_order_nodes(scope: GraphScope) -> list[tuple[int, str, int]]:
+    """(node, tensor, producer) for each node that reads a tensor a later node produces (first such read).
+
+    Empty for a sorted graph, at the cost of the scope's one pass over node inputs.
+    """
+    unresolved, _ = scope.unresolved_reads()
+    if not unresolved:
+        return []
+    produced = scope.producers()
+    found: dict[int, tuple[int, str, int]] = {}
+    for i, name in unresolved:
+        if i not in found and produced.get(name, -1) > i:
+            found[i] = (i, name, produced[name])
+    return list(found.values())
+

@@ -422,30 +422,30 @@ EDGE_CASES: list[EdgeCase] = [
     _edge("string-tensors", {"OL001"}, _string_tensors),
     _edge("sparse-initializer", {"OL001"}, _sparse_initializer),  # the runtime probe shapes it: [3, 5]
     _edge("local-function", {"OL001"}, _local_function),
-    _edge("recursive-local-function", {"OL007"}, lambda: _local_function(recursive=True)),
-    _edge("training-domain-op", {"OL001"}, _training_ops),
-    _edge("unknown-domain-not-imported", {"OL007"}, _single("Foo", "com.acme", [3])),
-    _edge("unknown-standard-op", {"OL007"}, _single("NoSuchOp")),
+    _edge("recursive-local-function", {"OL007", "OL102"}, lambda: _local_function(recursive=True)),
+    _edge("training-domain-op", {"OL001", "OL107"}, _training_ops),
+    _edge("unknown-domain-not-imported", {"OL007", "OL102"}, _single("Foo", "com.acme", [3])),
+    _edge("unknown-standard-op", {"OL007", "OL102"}, _single("NoSuchOp")),
     _edge("undefined-input-element-type", {"OL007"}, _stale, lambda m: setattr(m.graph.input[0].type.tensor_type,
                                                                               "elem_type", 0)),
     _edge("element-type-999", {"OL001", "OL006"}, _stale, lambda m: setattr(m.graph.output[0].type.tensor_type,
                                                                            "elem_type", 999)),
     _edge("sequence-output", set(), _sequence_output),
-    _edge("attribute-of-wrong-type", set(), _attribute_of_wrong_type),
-    _edge("graph-attribute-on-relu", {"OL001"}, _stale,
+    _edge("attribute-of-wrong-type", {"OL102"}, _attribute_of_wrong_type),
+    _edge("graph-attribute-on-relu", {"OL001", "OL102"}, _stale,
           lambda m: m.graph.node[0].attribute.append(h.make_attribute("body", h.make_graph([], "e", [], [])))),
-    _edge("undefined-node-input", {"OL007"}, lambda: _model([h.make_node("Relu", ["nowhere"], ["Y"])],
+    _edge("undefined-node-input", {"OL007", "OL104"}, lambda: _model([h.make_node("Relu", ["nowhere"], ["Y"])],
                                                            [_vi("X", [3])], [_vi("Y", [])])),
-    _edge("output-not-produced", {"OL007"}, _healthy, lambda m: m.graph.output.append(_vi("ghost", []))),
+    _edge("output-not-produced", {"OL007", "OL104"}, _healthy, lambda m: m.graph.output.append(_vi("ghost", []))),
     _edge("no-graph-outputs", set(), _healthy, lambda m: m.graph.ClearField("output")),
-    _edge("old-ir-without-opset", {"OL007"}, _healthy,
+    _edge("old-ir-without-opset", {"OL007", "OL102"}, _healthy,
           lambda m: (setattr(m, "ir_version", 2), m.ClearField("opset_import"))),
     _edge("duplicate-opset-domain", {"OL001"}, _stale, lambda m: m.opset_import.append(h.make_opsetid("", 13))),
     # Found by the fuzzer: onnx's data propagation asks for a dim per element of a cast 1-D tensor
     # (about 140 GB here); the engines' memory ceiling turns that into a rerun without it.
     _edge("cast-of-a-billion-element-input", {"OL002", "OL006"}, lambda: _model(
         [h.make_node("Cast", ["X"], ["Y"], to=T.INT64)], [_vi("X", [10**9])], [_vi("Y", [3])])),
-    _edge("empty-names", {"OL007"}, lambda: _model([h.make_node("Relu", ["X"], [""])], [_vi("X", [3])], [_vi("", [])])),
+    _edge("empty-names", {"OL007", "OL102"}, lambda: _model([h.make_node("Relu", ["X"], [""])], [_vi("X", [3])], [_vi("", [])])),
 ]
 # Readable but invalid: reported by their own rule (OL101), fixable.
 NEGATIVE_DIM_CASES: list[Case] = [

@@ -12,7 +12,8 @@ the same path ``onnx-lint check --fix`` takes, and asserts:
    onnx checker accepts it if it accepted the original; nothing it fixed is
    left to fix) or writes nothing at all;
 3. a fix is idempotent: fixing the fixed file writes nothing;
-4. a fix never changes nodes, attributes, initializers or functions.
+4. a fix never changes node contents, attributes, initializers or functions
+   (it may reorder nodes: OL103's fix sorts them).
 
 Used by ``tests/test_fuzz.py`` (a bounded run in CI) and by ``scripts/fuzz.py``
 (the long run whose figures are in the README).
@@ -34,12 +35,13 @@ from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 from model_checks import checker_error, computation
 
-from examples import defects
+from examples import defects, readiness
 from onnx_lint.cli import Job, process_job
 from onnx_lint.rules import CODES
 
 SEEDS: dict[str, Callable[[], onnx.ModelProto]] = {
     name: builder for name, (builder, _what) in {**defects.DEFECTS, **defects.HEALTHY}.items()}
+SEEDS.update({name: builder for name, (builder, _what, _codes) in readiness.READINESS.items()})
 ELEMENT_TYPES = st.sampled_from(list(range(0, 24)) + [999])
 DIMS = st.one_of(st.integers(-3, 8), st.sampled_from([10**9, 2**62, 2**63 - 1]),
                  st.text(string.ascii_letters + "_ ?", min_size=0, max_size=6), st.none())

@@ -8,8 +8,9 @@ import onnx
 def computation(model: onnx.ModelProto) -> list[bytes]:
     """What the model computes: every node (with attributes and subgraphs), initializer and function.
 
-    A fix edits declarations only, so this must be byte-identical before and after.
-    Subgraph declarations live inside node attributes; they are compared with
+    A fix edits declarations and may reorder nodes (OL103), but never changes a node's content,
+    so this must be byte-identical before and after: nodes are compared as a sorted list, in
+    every graph. Subgraph declarations live inside node attributes; they are compared with
     their own ``value_info``/``output`` stripped, since a fix may correct them.
     """
     parts: list[bytes] = []
@@ -19,8 +20,7 @@ def computation(model: onnx.ModelProto) -> list[bytes]:
         parts.append(sparse.SerializeToString())
     for function in model.functions:
         parts.append(function.SerializeToString())
-    for node in model.graph.node:
-        parts.append(_node_without_declarations(node).SerializeToString())
+    parts.extend(sorted(_node_without_declarations(node).SerializeToString() for node in model.graph.node))
     return parts
 
 
@@ -42,6 +42,10 @@ def _strip_declarations(graph: onnx.GraphProto) -> None:
         for attr in node.attribute:
             for sub in ([attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)):
                 _strip_declarations(sub)
+    ordered = sorted(graph.node, key=lambda n: n.SerializeToString())  # order is not content (OL103 sorts)
+    copies = [onnx.NodeProto.FromString(n.SerializeToString()) for n in ordered]
+    del graph.node[:]
+    graph.node.extend(copies)
 
 
 def checker_error(model: onnx.ModelProto | str) -> str | None:

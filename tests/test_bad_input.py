@@ -207,4 +207,5 @@ def test_sub_byte_tensors_are_sized_by_their_packing(cli, tmp_path):
     path = tmp_path / "packed.onnx"
     onnx.save(model, path)
     run = cli("check", str(path), "--output-format", "json")
-    assert run.code == 0 and run.json() == [], run.out
+    # Read and linted (no OL000); ONNX Runtime 1.32 has no CPU Identity kernel for these types (OL107, measured).
+    assert {d["code"] for d in run.json()} <= {"OL107"}, run.out

@@ -153,3 +153,23 @@ def test_a_follow_on_fix_that_fails_keeps_the_fixes_before_it(cli, save, monkeyp
     fixed = [d["code"] for d in run.json() if d["fix"] and d["fix"]["applied"]]
     assert fixed == ["OL002"] and run.code in (0, 1)
     assert output_dims(path) == [1, 3]
+
+
+def test_fix_may_reorder_nodes_but_never_changes_their_content(cli, save):
+    """SPEC 4.3 with OL103: "nodes untouched" means the nodes' content; their order may be sorted."""
+    from model_checks import checker_error, computation
+
+    from examples import readiness
+
+    original = readiness.unsorted_nodes()
+    original.graph.output[0].type.tensor_type.shape.ClearField("dim")  # also a stale rank-0 output (OL001)
+    path = save(original)
+    assert checker_error(original) is not None
+    run = cli("check", str(path), "--fix", "--output-format", "json")
+    assert run.code == 0, run.out
+    assert {d["code"] for d in run.json() if d["fix"] and d["fix"]["applied"]} >= {"OL103", "OL001"}
+    fixed = onnx.load(path)
+    assert [n.name for n in fixed.graph.node] != [n.name for n in original.graph.node]
+    assert computation(fixed) == computation(original)
+    assert list(fixed.graph.initializer) == list(original.graph.initializer)
+    assert checker_error(fixed) is None and output_dims(path) == ["batch", 4]

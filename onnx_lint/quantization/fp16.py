@@ -21,12 +21,16 @@ class ConversionError(OnnxLintError):
     """A conversion step failed; the message says which and why."""
 
 
-def convert_to_fp16(model: onnx.ModelProto, keep_io_types: bool = True) -> onnx.ModelProto:
+def convert_to_fp16(model: onnx.ModelProto, keep_io_types: bool = True,
+                    keep_nodes: tuple[str, ...] = ()) -> onnx.ModelProto:
+    """``keep_nodes`` (quantize's --exclude-nodes) stay FP32, and so do initializers only they read:
+    what OL201 suggests for constants FP16 cannot hold."""
     from onnxruntime.transformers.float16 import convert_float_to_float16
 
     logging.getLogger("onnxruntime.transformers.float16").setLevel(logging.ERROR)
     try:
-        converted = convert_float_to_float16(model, keep_io_types=keep_io_types, disable_shape_infer=False)
+        converted = convert_float_to_float16(model, keep_io_types=keep_io_types, disable_shape_infer=False,
+                                             node_block_list=list(keep_nodes))
     except Exception as exc:
         raise ConversionError(f"FP16 conversion failed: {type(exc).__name__}: {exc}") from None
     try:

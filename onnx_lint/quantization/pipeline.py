@@ -216,7 +216,7 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
 
         progress.stage("Converting float computation to FP16", 1)
         quantized = onnx.load(int8)
-        converted = convert_to_fp16(quantized, keep_io_types=options.keep_io_types)
+        converted = convert_to_fp16(quantized, keep_io_types=options.keep_io_types, keep_nodes=options.exclude_nodes)
         progress.advance()
         progress.check()
 

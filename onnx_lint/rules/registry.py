@@ -14,6 +14,18 @@ from onnx_lint.rules.ol005_stale_value_info import StaleValueInfo
 from onnx_lint.rules.ol006_stale_element_type import StaleElementType
 from onnx_lint.rules.ol007_underivable_output_shape import UnderivableOutputShape
 from onnx_lint.rules.ol101_negative_dim_value import NegativeDimValue
+from onnx_lint.rules.ol102_checker_error import CheckerError
+from onnx_lint.rules.ol103_unsorted_nodes import UnsortedNodes
+from onnx_lint.rules.ol104_undefined_tensor import UndefinedTensor
+from onnx_lint.rules.ol105_duplicate_node_name import DuplicateNodeName
+from onnx_lint.rules.ol106_runtime_version import RuntimeVersionUnsupported
+from onnx_lint.rules.ol107_runtime_missing_kernel import RuntimeMissingKernel
+from onnx_lint.rules.ol108_batch_baked_into_constant import BatchBakedIntoConstant
+from onnx_lint.rules.ol201_fp16_overflow import Fp16Overflow
+from onnx_lint.rules.ol202_qdq_present import QdqPresent
+from onnx_lint.rules.ol203_qdq_invalid_scale import QdqInvalidScale
+from onnx_lint.rules.ol204_qdq_pair_mismatch import QdqPairMismatch
+from onnx_lint.rules.ol205_qdq_zero_point_type import QdqZeroPointType
 
 ALL_RULES: tuple[Rule, ...] = (
     UnreadableModel(),
@@ -25,6 +37,18 @@ ALL_RULES: tuple[Rule, ...] = (
     StaleElementType(),
     UnderivableOutputShape(),
     NegativeDimValue(),
+    CheckerError(),
+    UnsortedNodes(),
+    UndefinedTensor(),
+    DuplicateNodeName(),
+    RuntimeVersionUnsupported(),
+    RuntimeMissingKernel(),
+    BatchBakedIntoConstant(),
+    Fp16Overflow(),
+    QdqPresent(),
+    QdqInvalidScale(),
+    QdqPairMismatch(),
+    QdqZeroPointType(),
 )
 RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 

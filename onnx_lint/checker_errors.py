@@ -1,0 +1,142 @@
+"""``onnx.checker`` errors found one by one, each with the node (or graph entry) it is about.
+
+The checker stops at its first error and names no graph path. Here the whole
+model is checked once (the common, passing case costs one C++ call); only when
+it fails are nodes and declarations checked one at a time, so that every error
+gets its own location. A self-contained model under 256 MB is checked from
+the file's own bytes (no Python copy); otherwise the model checked is a
+weight-free copy: large and external initializers become graph inputs of the
+same type (SPEC 2.1), so no weight byte is read and external data never
+resolves against the working directory.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+import onnx
+import onnx.checker
+
+from onnx_lint.edits import SortNodes
+from onnx_lint.graphs import ROOT, out_of_order_nodes, scopes_at, subgraph_attributes
+from onnx_lint.inference import swap_heavy_initializers
+from onnx_lint.model_io import LoadedModel
+
+# Messages that other rules report with a location and, where possible, a fix.
+SORT_MESSAGE = "topologically sorted"
+DANGLING_OUTPUT_MESSAGE = "is not an output of any node in graph"
+
+
+@dataclass(frozen=True)
+class CheckerFinding:
+    """One checker complaint: the graph path, what it is about and its index there, the checker's first line."""
+
+    graph: str
+    index: int | None
+    what: str  # "node", "input", "output", "value_info", "initializer" or "model"
+    name: str
+    message: str
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0].strip() if text else type(exc).__name__
+
+
+def light_copy(loaded: LoadedModel, sort: bool = True) -> onnx.ModelProto:
+    """The model without weight bytes; its graphs sorted (unsorted order is OL103's finding) if ``sort``."""
+    model = loaded.fresh_copy()
+    swap_heavy_initializers(model, loaded.scope_paths)
+    for scope in loaded.scopes if sort else ():
+        if out_of_order_nodes(scope):
+            try:
+                SortNodes(scope.path).apply(model)
+            except KeyError:
+                pass  # a cycle: the load step refuses such models before any rule runs
+    return model
+
+
+# Below this size a self-contained model is checked from its own bytes: no Python copy at all.
+_RAW_CHECK_BYTES = 256 * 2**20
+_VERDICTS: dict[int, tuple[weakref.ref, str | None]] = {}
+
+
+def _check(data: bytes) -> str | None:
+    try:
+        onnx.checker.check_model(data)
+    except Exception as exc:  # the checker raises ValidationError, and ValueError for oversized protos
+        return _first_line(exc)
+    return None
+
+
+def checker_verdict(loaded: LoadedModel) -> str | None:
+    """The checker's first complaint about the model as it is, or ``None`` (computed once per model).
+
+    The checker verifies node order and that every read tensor is defined, in every graph: when it
+    passes, OL102, OL103 and OL104 have nothing to look for, and a healthy model costs one C++ call.
+    """
+    cached = _VERDICTS.get(id(loaded))
+    if cached is not None and cached[0]() is loaded:
+        return cached[1]
+    raw = not loaded.has_external_data and len(loaded.data) < _RAW_CHECK_BYTES
+    verdict = _check(loaded.data if raw else light_copy(loaded, sort=False).SerializeToString())
+    for key in [k for k, (ref, _) in _VERDICTS.items() if ref() is None]:
+        del _VERDICTS[key]
+    _VERDICTS[id(loaded)] = (weakref.ref(loaded), verdict)
+    return verdict
+
+
+def checker_errors(loaded: LoadedModel) -> list[CheckerFinding]:
+    """Every error the (non-full) checker finds, per node and per declaration; empty when it passes."""
+    if checker_verdict(loaded) is None:
+        return []
+    model = light_copy(loaded)
+    whole = _check(model.SerializeToString())  # sorted: the first error that is not about order
+    if whole is None:
+        return []
+    ctx = onnx.checker.C.CheckerContext()
+    ctx.ir_version = model.ir_version
+    ctx.opset_imports = {o.domain: o.version for o in model.opset_import}
+    found: list[CheckerFinding] = []
+    light_graphs = {scope.path: scope.graph for scope in scopes_at(model, loaded.scope_paths)}
+    for scope in loaded.scopes:  # nodes and declarations of the original, so indices are the file's
+        graph = scope.graph
+        for kind in ("input", "output", "value_info"):
+            for j, value in enumerate(getattr(graph, kind)):
+                _collect(found, partial(onnx.checker.check_value_info, value, ctx), scope.path, j, kind, value.name)
+        for j, tensor in enumerate(light_graphs[scope.path].initializer):  # weight-free: heavy ones swapped
+            _collect(found, partial(onnx.checker.check_tensor, tensor, ctx), scope.path, j, "initializer",
+                     tensor.name)
+        for i, node in enumerate(graph.node):
+            _collect(found, partial(onnx.checker.check_node, _without_subgraphs(node), ctx), scope.path, i,
+                     "node", node.name)
+    if not found and SORT_MESSAGE not in whole and DANGLING_OUTPUT_MESSAGE not in whole:
+        found.append(CheckerFinding(ROOT, None, "model", "", whole))
+    return found
+
+
+def _collect(found: list[CheckerFinding], check: Callable[[], None], graph: str, index: int | None, what: str, name: str) -> None:
+    try:
+        check()
+    except Exception as exc:
+        message = _first_line(exc)
+        if SORT_MESSAGE not in message and DANGLING_OUTPUT_MESSAGE not in message:
+            found.append(CheckerFinding(graph, index, what, name, message))
+
+
+def _without_subgraphs(node: onnx.NodeProto) -> onnx.NodeProto:
+    """The node with each graph attribute emptied: its subgraphs are checked node by node on their own,
+    and a lone check cannot see the outer-scope names they read."""
+    if not any(True for _ in subgraph_attributes(node)):
+        return node
+    copy = onnx.NodeProto()
+    copy.CopyFrom(node)
+    for attr in copy.attribute:
+        for g in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs):
+            name = g.name
+            g.Clear()
+            g.name = name or "subgraph"  # an empty name is itself an error; the real one is checked on its own
+    return copy

@@ -1,0 +1,71 @@
+"""## checker-error (OL102)
+
+### What it does
+Runs `onnx.checker` and, when it fails, checks every node, graph input,
+output, `value_info` entry and initializer on its own (in the main graph and
+in every subgraph), so that *each* error is reported at its own location, in
+the checker's own words: an attribute the operator does not have, an
+operator the imported opset does not define, a malformed type.
+
+### Why does this matter?
+`onnx.checker.check_model` stops at the first error and does not say where it
+is; a user fixes one problem, runs it again, and meets the next. ONNX
+Runtime, the quantizers and the FP16 converters run the same checks (or
+crash on what they would have caught).
+
+Errors that other rules report with a better location or a fix are left to
+them: nodes out of topological order (OL103) and graph outputs nothing
+produces (OL104). The shape-inference part of the full check is what
+OL001–OL007 report. The check runs on a copy without weight bytes: external
+data is never read.
+
+### Example
+```
+Relu(X) with attribute foo=3
+```
+gives `graph/node[1] 'r1' (Relu): Unrecognized attribute: foo for operator Relu`.
+
+### Fix safety
+Safe, for one error: an IR 3 model whose initializers are not graph inputs
+(`W in initializer but not in graph input`, which old exporters and ONNX
+Runtime's own samples write) gets IR version 4, the version that dropped that
+requirement and changed nothing else; nodes, initializers and the model's
+inputs stay as they are. Every other error has no fix: it needs a decision only
+the model's author can make (which attribute was meant, which opset to
+target).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from onnx_lint.checker_errors import checker_errors
+from onnx_lint.context import LintContext
+from onnx_lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.edits import Edit, SetIrVersion
+from onnx_lint.graphs import resolve_graph
+from onnx_lint.rule_api import Rule
+
+# The one checker error with a safe fix: IR 3 required every initializer to be a graph input; IR 4 does not.
+INITIALIZER_NOT_INPUT = "in initializer but not in graph input"
+
+
+class CheckerError(Rule):
+    code = "OL102"
+    name = "checker-error"
+    severity = Severity.ERROR
+    fixable = True
+    summary = "onnx.checker rejects a node or declaration (every error, each with its location)"
+
+    def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        for error in checker_errors(ctx.loaded):
+            if error.what == "node":
+                node = resolve_graph(ctx.model, error.graph).node[error.index]  # type: ignore[index]
+                location = Location(f"{error.graph}/node[{error.index}]", node=node.name or None,
+                                    op_type=node.op_type)
+            elif error.what == "model":
+                location = Location(error.graph)
+            else:
+                location = Location(f"{error.graph}/{error.what}[{error.index}]", tensor=error.name)
+            edits: list[Edit] | None = [SetIrVersion(4)] if (INITIALIZER_NOT_INPUT in error.message and ctx.model.ir_version == 3) else None
+            yield self.report(ctx, f"onnx.checker: {error.message}", location, engine="onnx.checker", edits=edits)

@@ -1,0 +1,192 @@
+"""## runtime-missing-kernel (OL107)
+
+### What it does
+Flags a node for which the installed ONNX Runtime has no CPU kernel: no kernel
+of its operator covers the operator version the model's opset selects, or none
+accepts the node's element types (as ONNX's inference derives them). Read from
+ONNX Runtime's own kernel registry (`get_all_opkernel_def`, gathered once per
+installed version in a child process and cached); silent when ONNX Runtime is
+not installed. Not flagged: an operator with no kernel at its version that
+ONNX defines as a function (ONNX Runtime expands the function; it does not
+when kernels exist but none takes the node's types, as for Relu on INT16),
+FLOAT16 nodes that have a FLOAT kernel (ONNX Runtime inserts Casts around them
+on CPU), custom domains ONNX Runtime does not know (a custom-op library may
+supply them), and Constant nodes (ONNX Runtime turns them into initializers).
+A type inference does not know is not guessed: that constraint counts as met.
+On graphs above 20,000 nodes only the operator versions are checked (matching
+types costs several µs per node).
+
+### Why does this matter?
+ONNX Runtime fails at session creation with `Could not find an implementation
+for X(version) node with name ...`, often after an FP16 or INT8 conversion that
+introduced a type no CPU kernel handles, or on an old model whose opset
+version ONNX Runtime dropped.
+
+### Example
+```
+opset 6: Add(float, float)     # ONNX Runtime 1.32's Add kernels start at version 7
+```
+
+### Fix safety
+No fix: the way out is converting the model to another opset or type, which
+changes nodes.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+
+import onnx
+
+from onnx_lint.constants import node_label
+from onnx_lint.context import LintContext
+from onnx_lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.graphs import GraphScope
+from onnx_lint.rule_api import Rule
+from onnx_lint.runtime_facts import RuntimeFacts, runtime_facts
+
+ENGINE = "onnxruntime registry"
+_ONNX_DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training")
+# ONNX Runtime turns Constant nodes into initializers when it loads a graph: they need no kernel.
+_NO_KERNEL_NEEDED = {("", "Constant")}
+_FLOAT16, _FLOAT = "tensor(float16)", "tensor(float)"
+# Matching element types costs ~5-10 µs per node (protobuf access); above this many nodes only the
+# operator-version check (per distinct operator) runs, so a plain lint of a huge graph stays fast.
+TYPE_CHECK_MAX_NODES = 20_000
+
+
+def type_string(elem_type: int) -> str:
+    return f"tensor({onnx.TensorProto.DataType.Name(elem_type).lower()})"
+
+
+class RuntimeMissingKernel(Rule):
+    code = "OL107"
+    name = "runtime-missing-kernel"
+    severity = Severity.ERROR
+    summary = "No ONNX Runtime CPU kernel for a node's operator version or element types"
+
+    def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        facts = runtime_facts()
+        if facts is None:
+            return
+        opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in ctx.model.opset_import}
+        known_domains = {domain for domain, _ in facts.kernels} | set(_ONNX_DOMAINS)
+        answers: dict[tuple, str | None] = {}  # most nodes repeat an (op, types) combination
+        check_types = sum(len(scope.graph.node) for scope in ctx.scopes) <= TYPE_CHECK_MAX_NODES
+        for scope in ctx.scopes:
+            types = _TypeLookup(ctx, scope)
+            texts = scope.scan().texts
+            for i in range(len(scope.graph.node)):
+                op_type, domain = texts[3 * i], texts[3 * i + 1]
+                domain = "" if domain == "ai.onnx" else domain
+                if domain not in known_domains or domain not in opsets or (domain, op_type) in _NO_KERNEL_NEEDED:
+                    continue
+                node = scope.graph.node[i] if check_types else None
+                if node is not None:
+                    key: tuple = (domain, op_type, tuple(map(types, node.input)), tuple(map(types, node.output)))
+                else:
+                    key = (domain, op_type)
+                if key not in answers:
+                    answers[key] = _missing(facts, node or scope.graph.node[i], domain, opsets[domain],
+                                            types if check_types else None)
+                problem = answers[key]
+                if problem:
+                    node = scope.graph.node[i]
+                    yield self.report(
+                        ctx, f"ONNX Runtime {facts.version} has no CPU kernel for node '{node_label(node)}': "
+                        f"{problem}", Location(f"{scope.path}/node[{i}]", node=node.name or None, op_type=node.op_type),
+                        engine=ENGINE)
+
+
+class _TypeLookup:
+    """Element types of tensors visible in a scope: derived values, then initializers, then outer scopes."""
+
+    def __init__(self, ctx: LintContext, scope: GraphScope) -> None:
+        self.ctx, self.scope = ctx, scope
+        self.cache: dict[str, int] = {}
+        self.initializers: dict[str, dict[str, int]] = {}
+
+    def __call__(self, name: str) -> int:
+        if not name:
+            return 0
+        found = self.cache.get(name)
+        if found is None:
+            found = self.cache[name] = self._lookup(name)
+        return found
+
+    def _lookup(self, name: str) -> int:
+        scope: GraphScope | None = self.scope
+        while scope is not None:
+            value = self.ctx.oracle.values(scope.path).get(name)
+            if value is not None and value.type.WhichOneof("value") == "tensor_type":
+                return value.type.tensor_type.elem_type
+            if value is not None:
+                return 0  # a sequence, map or optional: not matched against tensor constraints
+            if scope.path not in self.initializers:
+                self.initializers[scope.path] = {t.name: t.data_type for t in scope.graph.initializer}
+            if name in self.initializers[scope.path]:
+                return self.initializers[scope.path][name]
+            scope = scope.parent
+        return 0
+
+
+@functools.lru_cache(maxsize=4096)
+def _schema(op_type: str, opset: int, domain: str) -> onnx.defs.OpSchema | None:
+    try:
+        return onnx.defs.get_schema(op_type, opset, domain)
+    except onnx.defs.SchemaError:
+        return None
+
+
+def _missing(facts: RuntimeFacts, node: onnx.NodeProto, domain: str, opset: int,
+             types: _TypeLookup | None) -> str | None:
+    schema = None
+    if domain in _ONNX_DOMAINS:
+        schema = _schema(node.op_type, opset, domain)
+        if schema is None:
+            return None  # no such operator at this opset: the checker's finding (OL102), not a kernel question
+    version = schema.since_version if schema is not None else opset
+    kernels = [k for k in facts.kernels.get((domain, node.op_type), []) if k[0] <= version <= k[1]]
+    if not kernels:
+        if schema is not None and _has_function(schema):
+            return None  # no kernel for the op at this version: ONNX Runtime expands the function instead
+        ranges = sorted({(a, b) for a, b, _ in facts.kernels.get((domain, node.op_type), [])})
+        have = ", ".join(f"{a}-{b}" if b < 2**31 - 1 else f"{a}+" for a, b in ranges) or "none"
+        return f"{node.op_type} version {version} (kernel versions: {have})"
+    if schema is None or types is None:
+        return None
+    bound = _bind(schema, node, types)
+    if not bound or any(_accepts(k[2], bound) for k in kernels):
+        return None
+    if _FLOAT16 in bound.values():
+        as_float = {name: (_FLOAT if t == _FLOAT16 else t) for name, t in bound.items()}
+        if any(_accepts(k[2], as_float) for k in kernels):
+            return None  # the CPU provider casts FLOAT16 to FLOAT around such a node
+    shown = ", ".join(f"{name}={t}" for name, t in sorted(bound.items()))
+    return f"{node.op_type} version {version} with {shown}"
+
+
+def _has_function(schema: onnx.defs.OpSchema) -> bool:
+    # Real attributes of OpSchema that onnx's type stubs do not declare.
+    return bool(getattr(schema, "has_function", False) or getattr(schema, "has_context_dependent_function", False))
+
+
+def _bind(schema: onnx.defs.OpSchema, node: onnx.NodeProto, types: _TypeLookup) -> dict[str, str]:
+    """Type-constraint name -> the node's type for it, where inference knows the type."""
+    bound: dict[str, str] = {}
+    for formals, actuals in ((schema.inputs, node.input), (schema.outputs, node.output)):
+        for k, name in enumerate(actuals):
+            if not name or not formals:
+                continue
+            formal = formals[k] if k < len(formals) else formals[-1]
+            if k >= len(formals) and formal.option != onnx.defs.OpSchema.FormalParameterOption.Variadic:
+                continue
+            elem_type = types(name)
+            if elem_type:
+                bound.setdefault(formal.type_str, type_string(elem_type))
+    return bound
+
+
+def _accepts(constraints: dict[str, list[str]], bound: dict[str, str]) -> bool:
+    return all(name not in bound or bound[name] in allowed for name, allowed in constraints.items())

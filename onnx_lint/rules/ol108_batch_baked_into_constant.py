@@ -1,0 +1,105 @@
+"""## batch-baked-into-constant (OL108)
+
+### What it does
+Warns about a Reshape or Expand whose target shape is a constant of the file
+(initializer or Constant) with a fixed leading size, while the tensor it
+reshapes carries the model's dynamic batch dim: a graph input's first dim is a
+named `dim_param` (`batch`, `N`, ...) and ONNX's inference shows that name as
+the first dim of the Reshape/Expand data input. A Reshape target of `0` (copy)
+or `-1` (infer) is dynamic and stays silent, and so is an Expand to 1 (which
+broadcasts).
+
+Only named batch dims are followed: an input declared with an empty first dim
+gives inference nothing to trace. Tile is not checked: its repeats multiply
+the batch legitimately as often as they bake it in.
+
+### Why does this matter?
+Tracing exporters record the shape they saw: `x.view(1, -1, 256)` or
+`x.reshape(B, ...)` with `B` taken from the example input become a constant
+`[1, -1, 256]`, while the input keeps its dynamic batch (rf-detr #949,
+TensorRT #2046). At batch 1 everything agrees; at batch 8 the Reshape either
+fails (`Reshape ... input shape is not compatible`) or, with a `-1` elsewhere,
+silently folds the batch into another dim and mixes samples; Expand fails to
+broadcast. TensorRT optimization profiles with a batch range fail to build.
+
+### Example
+```
+graph input x: float[batch, 4, 8]
+Reshape(x, shape=[1, -1])        # batch baked in as 1
+```
+
+### Fix safety
+No fix: the right target (`0`, `-1`, or a Shape→Gather→Concat chain) depends
+on what the reshape means. Re-export with the batch dim marked dynamic in the
+code (e.g. `x.view(x.size(0), -1)`) or rewrite the constant by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from onnx_lint.constants import ConstantLookup, node_label
+from onnx_lint.context import LintContext
+from onnx_lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.graphs import ROOT
+from onnx_lint.rule_api import Rule
+from onnx_lint.shapes import tensor_info
+
+_OPS = frozenset({"Reshape", "Expand"})
+
+
+class BatchBakedIntoConstant(Rule):
+    code = "OL108"
+    name = "batch-baked-into-constant"
+    severity = Severity.WARNING
+    summary = "A Reshape/Expand shape constant fixes the batch while the input batch is dynamic"
+
+    def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        batch = _batch_names(ctx)
+        if not batch:
+            return
+        scope = ctx.scopes[0]
+        assert scope.path == ROOT
+        texts = scope.scan().texts
+        candidates = [i for i in range(len(scope.graph.node))
+                      if texts[3 * i] in _OPS and texts[3 * i + 1] in ("", "ai.onnx")]
+        if not candidates:
+            return
+        lookup = ConstantLookup([scope])
+        values = ctx.oracle.values(ROOT)
+        for i in candidates:
+            node = scope.graph.node[i]
+            if len(node.input) < 2:
+                continue
+            const = lookup.find(scope, node.input[1])
+            target = const.value() if const is not None else None
+            if target is None or target.ndim != 1 or target.size == 0 or target.dtype.kind not in "iu":
+                continue
+            lead = int(target[0])
+            if lead <= 0 or (node.op_type == "Expand" and lead == 1):
+                continue  # 0 copies the dim, -1 infers it, Expand to 1 broadcasts
+            value = values.get(node.input[0])
+            info = tensor_info(value.type) if value is not None and value.HasField("type") else None
+            if info is None or not info.dims or info.dims[0] not in batch:
+                continue
+            yield self.report(
+                ctx,
+                f"{node.op_type} '{node_label(node)}' has the constant target shape '{node.input[1]}' = "
+                f"{target.tolist()}, which fixes dim 0 to {lead}, while its input '{node.input[0]}' has the dynamic "
+                f"batch dim '{info.dims[0]}'; at any other batch size the {node.op_type} fails or mixes samples",
+                Location(f"{ROOT}/node[{i}]", node=node.name or None, tensor=node.input[1], op_type=node.op_type),
+                engine="onnx",
+            )
+
+
+def _batch_names(ctx: LintContext) -> set[str]:
+    """Named first dims of the main graph's inputs (initializers with a default value excluded)."""
+    initializers = {t.name for t in ctx.model.graph.initializer}
+    names = set()
+    for value in ctx.model.graph.input:
+        if value.name in initializers:
+            continue
+        info = tensor_info(value.type) if value.HasField("type") else None
+        if info and info.dims and isinstance(info.dims[0], str):
+            names.add(info.dims[0])
+    return names

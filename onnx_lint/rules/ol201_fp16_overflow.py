@@ -1,0 +1,128 @@
+"""## fp16-overflow (OL201)
+
+### What it does
+Flags FLOAT and DOUBLE initializers and Constant values that FP16 cannot
+hold: a finite value above 65504 in magnitude (it becomes `inf`, or is clamped
+by converters that clamp), or a tensor whose nonzero values all lie below
+FP16's smallest subnormal, 2^-24 ≈ 5.96e-8, so that the whole tensor flushes
+to zero (a LayerNorm `epsilon` of 1e-12 held as a tensor, a tiny divisor).
+Each finding names the tensor, its offending values and the nodes that read
+it, and suggests the `onnx-lint quantize --exclude-nodes` that keeps those
+nodes out of INT8 and FP16: they compute in FP32, and constants only they read
+stay FP32 (their outputs are still converted to FP16 after them, so an output
+that itself exceeds 65504 needs its readers excluded as well). Scattered tiny weights in a larger tensor are
+not flagged: they flush to zero with no effect worth a warning.
+
+Only what the file proves is reported: values stored in external data are not
+read (linting never opens weight files), and activations are not guessed.
+
+### Why does this matter?
+FP16 conversion (onnxconverter-common, ONNX Runtime's float16 tools, the FP16
+stage of `onnx-lint quantize`, TensorRT's FP16 mode) casts every float
+constant. Cast plainly, a mask constant of -1e9 or -3.4e38 becomes `-inf` and
+turns `0 * -inf` into NaN, and an epsilon that becomes 0 turns a normalization
+into a division by zero; converters that clamp instead (ONNX Runtime's makes
+-1e9 into -65504 and 1e-12 into 6e-8) change the value silently. Either way
+the model converts without an error and computes something else.
+
+### Example
+```
+Add(scores, mask)   with initializer mask = -1e9
+```
+gives `initializer 'mask' ... -1e+09 ... read by 'Add_3' (Add); keep them
+in FP32 with onnx-lint quantize --exclude-nodes Add_3`.
+
+### Fix safety
+No fix: clamping a constant changes what the model computes; whether -65504
+is an acceptable stand-in for -1e9 is the author's call.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+import onnx
+
+from onnx_lint.constants import ConstantTensor, constants, consumers, node_label
+from onnx_lint.context import LintContext
+from onnx_lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.rule_api import Rule
+
+FP16_MAX = 65504.0
+FP16_TINY = 2.0**-25  # values below half the smallest subnormal round to zero
+_FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE)
+
+
+def fp16_problem(values: np.ndarray) -> str | None:
+    """Why FP16 cannot hold these values, or ``None``.
+
+    The common case (every value in range, some not tiny) costs a min and a max: no copy of the weights.
+    """
+    if values.size == 0:
+        return None
+    low, high = float(np.min(values)), float(np.max(values))
+    if math.isfinite(low) and math.isfinite(high) and -FP16_MAX <= low and high <= FP16_MAX:
+        if max(-low, high) >= FP16_TINY or (low == 0 and high == 0):
+            return None  # in range, and some value survives (a NaN makes min/max NaN: it goes the long way)
+    flat = values.ravel()
+    finite = flat[np.isfinite(flat)]
+    magnitude = np.abs(finite)
+    big = finite[magnitude > FP16_MAX]
+    if big.size:
+        extreme = big[np.argmax(np.abs(big))]
+        return (f"{big.size} of {values.size} value(s) exceed FP16's range ±65504 "
+                f"(largest magnitude {float(extreme):.4g}); a cast to FP16 makes them ±inf, converters that clamp "
+                "(ONNX Runtime's) make them ±65504")
+    nonzero = magnitude[magnitude > 0]
+    if nonzero.size and float(nonzero.max()) < FP16_TINY:
+        return (f"all {nonzero.size} nonzero value(s) are below FP16's smallest subnormal "
+                f"(largest {float(nonzero.max()):.4g}); a cast to FP16 makes the tensor all zeros, converters that "
+                "clamp (ONNX Runtime's) raise them to 6e-08")
+    return None
+
+
+class Fp16Overflow(Rule):
+    code = "OL201"
+    name = "fp16-overflow"
+    severity = Severity.WARNING
+    summary = "A float initializer or Constant overflows FP16 (|x| > 65504) or flushes to zero"
+
+    def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        for scope in ctx.scopes:
+            readers = None
+            for name, const in constants(scope).items():
+                if const.tensor.data_type not in _FLOATS:
+                    continue
+                values = const.value()
+                problem = fp16_problem(values) if values is not None else None
+                if problem is None:
+                    continue
+                if readers is None:
+                    readers = consumers(scope.graph)
+                nodes = [scope.graph.node[i] for i in readers.get(name, [])]
+                yield self.report(ctx, _message(const, problem, nodes), _location(scope.path, const, scope.graph))
+
+
+def _message(const: ConstantTensor, problem: str, nodes: list[onnx.NodeProto]) -> str:
+    what = "initializer" if const.kind == "initializer" else "Constant value"
+    text = f"{what} '{const.name}': {problem}"
+    if not nodes:
+        return text + "; no node reads it"
+    text += "; read by " + ", ".join(f"'{node_label(n)}' ({n.op_type})" for n in nodes[:5])
+    if len(nodes) > 5:
+        text += f" and {len(nodes) - 5} more"
+    named = [n.name for n in nodes if n.name]
+    if named:
+        text += f"; keep them in FP32 with onnx-lint quantize --exclude-nodes {','.join(named)}"
+    return text
+
+
+def _location(graph_path: str, const: ConstantTensor, graph: onnx.GraphProto) -> Location:
+    if const.node_index is not None:
+        node = graph.node[const.node_index]
+        return Location(f"{graph_path}/node[{const.node_index}]", tensor=const.name, node=node.name or None,
+                        op_type="Constant")
+    index = next(i for i, t in enumerate(graph.initializer) if t.name == const.name)
+    return Location(f"{graph_path}/initializer[{index}]", tensor=const.name)

@@ -1,0 +1,50 @@
+"""## qdq-present (OL202)
+
+### What it does
+Notes a model that already holds QuantizeLinear/DequantizeLinear nodes:
+it has been quantized (or partly quantized) before.
+
+### Why does this matter?
+Running a quantizer again (`onnx-lint quantize`, ONNX Runtime's
+`quantize_static`, ModelOpt) inserts a second Q/DQ pair around tensors that
+are already quantized: accuracy drops twice, and the FP16 stage then has to
+keep two sets of scales consistent. Quantize the float original instead, or
+treat this model as already quantized. This is an info note, not a defect: a
+Q/DQ model is a valid model.
+
+### Example
+```
+x -> QuantizeLinear -> DequantizeLinear -> Conv
+```
+gives `graph: the model already holds 2 QuantizeLinear/DequantizeLinear nodes ...`.
+
+### Fix safety
+No fix: removing quantization is not a repair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from onnx_lint.constants import qdq_nodes
+from onnx_lint.context import LintContext
+from onnx_lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.rule_api import Rule
+
+
+class QdqPresent(Rule):
+    code = "OL202"
+    name = "qdq-present"
+    severity = Severity.INFO
+    summary = "The model already holds Q/DQ nodes (quantizing it again doubles them)"
+
+    def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        found = list(qdq_nodes(ctx.scopes))
+        if not found:
+            return
+        scope, index, node = found[0]
+        yield self.report(
+            ctx, f"the model already holds {len(found)} QuantizeLinear/DequantizeLinear node(s), the first at "
+            f"{scope.path}/node[{index}]; quantizing it again would insert a second Q/DQ pair around "
+            "quantized tensors; quantize the float original instead",
+            Location(f"{scope.path}/node[{index}]", node=node.name or None, op_type=node.op_type))

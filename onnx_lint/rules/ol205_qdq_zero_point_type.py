@@ -1,0 +1,73 @@
+"""## qdq-zero-point-type (OL205)
+
+### What it does
+Notes Q/DQ nodes whose zero-point TensorRT's explicit quantization does not
+accept: any zero-point type other than INT8 (UINT8, the default of ONNX
+Runtime's `quantize_static` for activations, included; also INT16, INT4 or
+FP8 where TensorRT's version lacks them) or an INT8 zero-point that is not 0.
+
+### Why does this matter?
+TensorRT supports only symmetric signed quantization in Q/DQ networks: it
+refuses to build an engine from UINT8 or nonzero zero-points
+(`Assertion failed: ... zero point must be 0`). ONNX Runtime runs these models
+fine, so this is an info note for models headed to TensorRT: quantize with
+`QInt8` activations and weights and symmetric ranges (ONNX Runtime's
+`quantize_static` with `extra_options={"ActivationSymmetric": True,
+"WeightSymmetric": True}`). `onnx-lint quantize` writes INT8 zero-points, but
+asymmetric ones for activations, which this rule notes.
+
+### Example
+```
+QuantizeLinear(x, scale, zero_point: uint8 = 128)
+```
+
+### Fix safety
+No fix: changing the zero-point type requires re-quantizing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from onnx_lint.constants import ConstantLookup, qdq_nodes
+from onnx_lint.context import LintContext
+from onnx_lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.rule_api import Rule
+
+
+class QdqZeroPointType(Rule):
+    code = "OL205"
+    name = "qdq-zero-point-type"
+    severity = Severity.INFO
+    summary = "Q/DQ zero-points TensorRT rejects (not INT8, or not 0)"
+
+    def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        lookup = ConstantLookup(ctx.scopes)
+        kinds: dict[str, list[str]] = {}
+        first = None
+        for scope, index, node in qdq_nodes(ctx.scopes):
+            if len(node.input) < 3 or not node.input[2]:
+                continue  # omitted: a 0 of the output type (uint8 unless output_dtype says otherwise)
+            const = lookup.find(scope, node.input[2])
+            values = const.value() if const is not None else None
+            if values is None:
+                continue
+            if values.dtype != np.int8:
+                problem = f"{values.dtype} zero-points"
+            elif np.any(values != 0):
+                problem = "nonzero int8 zero-points"
+            else:
+                continue
+            kinds.setdefault(problem, []).append(node.name or node.op_type)
+            if first is None:
+                first = (scope.path, index, node)
+        if first is None:
+            return
+        path, index, node = first
+        counts = "; ".join(f"{len(names)} node(s) with {problem}" for problem, names in kinds.items())
+        yield self.report(
+            ctx, f"{counts}: TensorRT accepts only int8 zero-points equal to 0 (symmetric signed quantization); "
+            "ONNX Runtime runs the model as it is",
+            Location(f"{path}/node[{index}]", node=node.name or None, op_type=node.op_type))

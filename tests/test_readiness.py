@@ -1,0 +1,250 @@
+"""Readiness rules (issue 15): each fires on its defect, stays silent on its healthy twin, and what it
+predicts is what the real tools (onnx.checker, ONNX Runtime, FP16 conversion) then do."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from conftest import run_process
+
+from examples import readiness
+from onnx_lint.rules import CODES
+
+NEW = {c for c in CODES if c >= "OL102"}
+
+
+def _findings(cli, path) -> list[dict]:
+    run = cli("check", str(path), "--output-format", "json")
+    return [d for d in run.json() if d["code"] in NEW]
+
+
+@pytest.mark.parametrize("name", sorted(readiness.READINESS))
+def test_rule_fires_on_its_defect_and_not_on_the_healthy_twin(cli, save, name):
+    build, _what, expected = readiness.READINESS[name]
+    bad = _findings(cli, save(build(True), f"{name}.onnx"))
+    assert {d["code"] for d in bad} == expected, bad
+    twin = _findings(cli, save(build(False), f"{name}_twin.onnx"))
+    assert {d["code"] for d in twin} == readiness.TWIN_CODES.get(name, set()), twin
+
+
+def _ort_error(path) -> str | None:
+    ort = pytest.importorskip("onnxruntime")
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    try:
+        ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        return str(exc)
+    return None
+
+
+@pytest.mark.parametrize("name", ["runtime_opset_too_new", "runtime_missing_kernel", "runtime_old_opset",
+                                  "undefined_output"])
+def test_what_the_runtime_rules_predict_is_what_onnx_runtime_does(cli, save, name):
+    build = readiness.READINESS[name][0]
+    bad, twin = save(build(True), "bad.onnx"), save(build(False), "twin.onnx")
+    assert _findings(cli, bad) and _ort_error(bad) is not None
+    assert _ort_error(twin) is None
+
+
+def test_each_checker_error_gets_its_own_node_location(cli, save):
+    path = save(readiness.checker_errors())
+    first_only = str(pytest.raises(onnx.checker.ValidationError, onnx.checker.check_model, str(path)).value)
+    found = _findings(cli, path)
+    assert [(d["location"]["path"], d["location"]["node"]) for d in found] == [
+        ("graph/node[0]", "relu"), ("graph/node[1]", "act")]
+    assert "alpha" in found[0]["message"] and "Gelu" in found[1]["message"]
+    assert "Gelu" not in first_only  # the checker alone stops at the first
+
+
+def test_ir3_initializer_not_in_inputs_is_fixed_by_raising_the_ir_version(cli, save):
+    model = readiness.runtime_old_opset(False)  # IR 3, opset 7
+    model.graph.initializer.append(onnx.numpy_helper.from_array(np.ones((2, 4), np.float32), "W"))
+    model.graph.node[0].input[1] = "W"
+    path = save(model)
+    [diag] = _findings(cli, path)
+    assert diag["code"] == "OL102" and diag["fix"] == {"applicability": "safe", "applied": False}
+    assert cli("check", str(path), "--fix").code == 0
+    fixed = onnx.load(path)
+    assert fixed.ir_version == 4 and [i.name for i in fixed.graph.input] == ["X"]
+    assert list(fixed.graph.node) == list(model.graph.node)
+    onnx.checker.check_model(fixed, full_check=True)
+
+
+def test_unsorted_fix_reorders_nodes_and_keeps_their_content(cli, save):
+    ort = pytest.importorskip("onnxruntime")
+    original = readiness.unsorted_nodes()
+    path = save(original)
+    with pytest.raises(onnx.checker.ValidationError, match="topologically sorted"):
+        onnx.checker.check_model(str(path))
+    [diag] = _findings(cli, path)
+    assert diag["location"]["path"] == "graph/node[0]" and diag["location"]["tensor"] == "A"
+    assert cli("check", str(path), "--fix").code == 0
+    fixed = onnx.load(path)
+    onnx.checker.check_model(fixed, full_check=True)
+    assert [n.name for n in fixed.graph.node] == ["neg", "relu"]
+    assert sorted(n.SerializeToString() for n in fixed.graph.node) == sorted(
+        n.SerializeToString() for n in original.graph.node)
+    x = np.arange(8, dtype=np.float32).reshape(2, 4) - 4
+    [y] = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"X": x})
+    assert np.array_equal(y, np.maximum(-x, 0))
+    once = path.read_bytes()
+    assert cli("check", str(path), "--fix").code == 0 and path.read_bytes() == once
+
+
+def test_unsorted_subgraph_is_sorted_in_place(cli, save):
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    branch = h.make_graph([h.make_node("Relu", ["a"], ["out"], name="r"), h.make_node("Neg", ["X"], ["a"], name="n")],
+                          "then", [], [h.make_tensor_value_info("out", T.FLOAT, [2])])
+    other = h.make_graph([h.make_node("Identity", ["X"], ["out2"], name="i")], "else", [],
+                         [h.make_tensor_value_info("out2", T.FLOAT, [2])])
+    model = h.make_model(h.make_graph(
+        [h.make_node("If", ["C"], ["Y"], name="if", then_branch=branch, else_branch=other)], "g",
+        [h.make_tensor_value_info("C", T.BOOL, []), h.make_tensor_value_info("X", T.FLOAT, [2])],
+        [h.make_tensor_value_info("Y", T.FLOAT, [2])]), opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    path = save(model)
+    [diag] = _findings(cli, path)
+    assert diag["code"] == "OL103" and diag["location"]["path"] == "graph/node[0]/then_branch/node[0]"
+    assert cli("check", str(path), "--fix").code == 0
+    onnx.checker.check_model(onnx.load(path), full_check=True)
+
+
+def test_fp16_overflow_names_consumers_and_is_what_fp16_conversion_breaks(cli, save):
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxruntime.transformers.float16")
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    path = save(readiness.fp16_overflow())
+    found = _findings(cli, path)
+    messages = {d["location"]["tensor"]: d["message"] for d in found}
+    assert set(messages) == {"mask", "eps"}
+    assert "'add_mask' (Add)" in messages["mask"] and "--exclude-nodes add_mask" in messages["mask"]
+    assert "all zeros" in messages["eps"] and "--exclude-nodes add_eps" in messages["eps"]
+    x = {"X": np.ones((2, 4), np.float32)}
+    [y32] = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, x)
+    fp16 = convert_float_to_float16(onnx.load(path), keep_io_types=True)
+    [y16] = ort.InferenceSession(fp16.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, x)
+    assert np.allclose(y32, 1 - 1e9) and np.allclose(y16, 1 - 65504)  # converted without a word, computes else
+    twin = convert_float_to_float16(readiness.fp16_overflow(False), keep_io_types=True)
+    [t16] = ort.InferenceSession(twin.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, x)
+    assert np.allclose(t16, 1 - 1e4, rtol=1e-3)
+
+
+def test_fp16_overflow_in_external_weights_is_not_read(cli, tmp_path):
+    model = readiness.fp16_overflow()
+    path = tmp_path / "ext.onnx"
+    onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True, location="ext.data",
+                    size_threshold=0)
+    found = _findings(cli, path)
+    assert [d["location"]["tensor"] for d in found] == ["eps"]  # the Constant lives in the file; the mask does not
+
+
+def test_batch_baked_reshape_breaks_at_another_batch_size(save):
+    ort = pytest.importorskip("onnxruntime")
+    x = np.ones((3, 4, 8), np.float32)
+    bad = ort.InferenceSession(str(save(readiness.batch_baked_reshape(True), "bad.onnx")),
+                               providers=["CPUExecutionProvider"])
+    [y] = bad.run(None, {"X": x})
+    assert y.shape == (1, 96)  # the batch of 3 was folded into one row
+    twin = ort.InferenceSession(str(save(readiness.batch_baked_reshape(False), "twin.onnx")),
+                                providers=["CPUExecutionProvider"])
+    assert twin.run(None, {"X": x})[0].shape == (3, 32)
+
+
+def test_runtime_facts_come_from_onnx_runtime_and_are_cached_per_version(tmp_path):
+    """Gathered in a child process (the lint process never imports onnxruntime) and written once."""
+    pytest.importorskip("onnxruntime")
+    probe = ("import json, sys\nfrom onnx_lint import runtime_facts as r\nf = r.runtime_facts()\n"
+             "print(json.dumps([f.max_ir_version, f.max_opsets.get(''), len(f.kernels), "
+             "'onnxruntime' in sys.modules]))")
+    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path,
+                           check=True)
+            for _ in range(2)]
+    first, second = (json.loads(r.stdout) for r in runs)
+    assert first == second and first[3] is False and first[2] > 100
+    assert len(list((tmp_path / "onnx-lint").glob("ort-facts-*.json"))) == 1
+    model = readiness.runtime_old_opset(False)
+    model.ir_version = first[0] + 1
+    path = tmp_path / "future_ir.onnx"
+    onnx.save(model, path)
+    assert f"max supported IR version: {first[0]}" in (_ort_error(path) or "")
+
+
+def test_quantize_exclude_nodes_keeps_an_overflowing_constant_in_fp32(cli, tmp_path):
+    """OL201's suggestion works: the named nodes and the constants only they read skip FP16 conversion."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    rng = np.random.default_rng(0)
+    weights = onnx.numpy_helper.from_array(rng.standard_normal((16, 8)).astype(np.float32), "W")
+    divisor = onnx.numpy_helper.from_array(np.full((8,), 1e5, np.float32), "divisor")
+    model = h.make_model(h.make_graph(
+        [h.make_node("MatMul", ["X", "W"], ["A"], name="mm"), h.make_node("Div", ["A", "divisor"], ["Y"], name="scale")],
+        "g", [h.make_tensor_value_info("X", T.FLOAT, [1, 16])], [h.make_tensor_value_info("Y", T.FLOAT, [1, 8])],
+        [weights, divisor]), opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    path = tmp_path / "div.onnx"
+    onnx.save(model, path)
+    [finding] = _findings(cli, path)
+    assert finding["code"] == "OL201" and finding["message"].endswith("--exclude-nodes scale")
+    np.savez(tmp_path / "calib.npz", X=rng.standard_normal((8, 16)).astype(np.float32))
+    out = tmp_path / "div.q.onnx"
+    run = run_process("quantize", str(path), "-o", str(out), "--calibration-data", str(tmp_path / "calib.npz"),
+                      "--exclude-nodes", "scale", cwd=tmp_path)
+    assert run.code == 0, run.err
+    kept = next(t for t in onnx.load(out).graph.initializer if t.name == "divisor")
+    assert kept.data_type == T.FLOAT and onnx.numpy_helper.to_array(kept)[0] == 1e5
+    x = {"X": rng.standard_normal((1, 16)).astype(np.float32)}
+    [want] = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, x)
+    [got] = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, x)
+    assert np.allclose(got, want, rtol=0.1, atol=2e-6)  # without the exclusion the divisor becomes 65504: +53%
+
+
+@pytest.mark.parametrize(("elem_type", "flagged"), [(onnx.TensorProto.FLOAT16, False), (onnx.TensorProto.BFLOAT16, True)])
+def test_float16_nodes_are_cast_by_onnx_runtime_but_bfloat16_ones_are_not(cli, save, elem_type, flagged):
+    """Relu has no FLOAT16 CPU kernel, yet ONNX Runtime loads the node (it inserts Casts); BFLOAT16 it refuses."""
+    model = readiness.runtime_missing_kernel(False)
+    for value in (model.graph.input[0], model.graph.output[0]):
+        value.type.tensor_type.elem_type = elem_type
+    path = save(model)
+    assert bool(_findings(cli, path)) is flagged
+    assert (_ort_error(path) is not None) is flagged
+
+
+def test_lint_cache_is_keyed_on_the_onnx_runtime_version(tmp_path):
+    """OL106/OL107 answers change with the installed ONNX Runtime: a cached result must not outlive it."""
+    import importlib.metadata
+
+    from onnx_lint.cache import LintCache
+
+    pytest.importorskip("onnxruntime")
+    assert f"|{importlib.metadata.version('onnxruntime')}|" in LintCache(tmp_path, "settings").salt
+
+
+def test_onnx_runtime_fp16_converter_output_is_unsorted_and_fixed_by_reordering(cli, save):
+    """ONNX Runtime's float16 converter with keep_io_types appends its input Casts after their readers."""
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxruntime.transformers.float16")
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    from examples import defects
+
+    converted = convert_float_to_float16(defects.healthy_matmul(), keep_io_types=True)
+    path = save(converted, "fp16.onnx")
+    with pytest.raises(onnx.checker.ValidationError, match="topologically sorted"):
+        onnx.checker.check_model(str(path))
+    assert [(d["code"], d["location"]["tensor"]) for d in _findings(cli, path)] == [("OL103", "graph_input_cast_0")]
+    x = {"X": np.arange(12, dtype=np.float32).reshape(3, 4) / 10}
+    [before] = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, x)
+    assert cli("check", str(path), "--fix").code == 0
+    onnx.checker.check_model(str(path), full_check=True)
+    [after] = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, x)
+    assert np.array_equal(before, after)
