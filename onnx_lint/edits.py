@@ -108,6 +108,11 @@ _KINDS: dict[str, type] = {"set_type": SetType, "add_value_info": AddValueInfo, 
                            "sort_nodes": SortNodes, "set_ir_version": SetIrVersion}
 
 
+def target_of(edit: Edit) -> tuple[str, str]:
+    """(graph path, tensor) an edit changes; whole-graph and whole-model edits have no tensor."""
+    return getattr(edit, "graph", "model"), getattr(edit, "tensor", "")
+
+
 def combine_edits(edits: list[Edit], model: onnx.ModelProto) -> list[Edit]:
     """One dims edit per declaration, so that two rules fixing one declaration compose.
 

@@ -19,7 +19,7 @@ import onnx
 
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic
-from onnx_lint.edits import Edit, combine_edits
+from onnx_lint.edits import Edit, combine_edits, target_of
 from onnx_lint.errors import FixError
 from onnx_lint.linter import Enabled, run_rules
 from onnx_lint.model_io import LoadedModel, StagedWrite
@@ -94,13 +94,13 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
     edits: list[Edit] = []
     for diagnostic in chosen:
         for edit in diagnostic.fix.edits:  # type: ignore[union-attr]
-            owner.setdefault((edit.graph, edit.tensor), diagnostic.code)
+            owner.setdefault(target_of(edit), diagnostic.code)
             edits.append(edit)
     try:
         for edit in combine_edits(edits, fixed):
             edit.apply(fixed)
     except KeyError as exc:
-        raise FixError(f"{ctx.file}: cannot apply the {owner.get((edit.graph, edit.tensor), 'a')} fix: "
+        raise FixError(f"{ctx.file}: cannot apply the {owner.get(target_of(edit), 'a')} fix: "
                        f"{exc}") from None
     data = fixed.SerializeToString()
     if data == ctx.loaded.data:

@@ -226,7 +226,7 @@ def test_lint_cache_is_keyed_on_the_onnx_runtime_version(tmp_path):
     from onnx_lint.cache import LintCache
 
     pytest.importorskip("onnxruntime")
-    assert f"|{importlib.metadata.version('onnxruntime')}|" in LintCache(tmp_path, "settings").salt
+    assert f"onnxruntime={importlib.metadata.version('onnxruntime')}" in LintCache(tmp_path, "settings").salt
 
 
 def test_onnx_runtime_fp16_converter_output_is_unsorted_and_fixed_by_reordering(cli, save):
