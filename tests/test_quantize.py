@@ -102,7 +102,23 @@ def test_unrunnable_model_is_explained_and_nothing_written(tmp_path):
     assert not out.exists()
 
 
-def test_already_quantized_and_nothing_to_quantize_exit_1(tmp_path):
+def _reshape_only(path):
+    """A model ORT's quantizer inserts no Q/DQ into (Reshape is only quantized behind a quantized op)."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    shape = onnx.numpy_helper.from_array(np.array([2, 8], np.int64), "shape")
+    graph = h.make_graph([h.make_node("Reshape", ["X", "shape"], ["R"], name="reshape"),
+                          h.make_node("Neg", ["R"], ["Y"], name="neg")], "reshape_only",
+                         [h.make_tensor_value_info("X", T.FLOAT, [4, 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, [2, 8])], [shape])
+    onnx.save(h.make_model(graph, ir_version=10, opset_imports=[h.make_opsetid("", 21)]), path)
+    return path
+
+
+def test_already_quantized_exits_1_and_nothing_quantizable_writes_fp16_only_with_exit_3(tmp_path):
+    """The policy (README): already quantized -> exit 1, nothing written; nothing INT8-quantizable ->
+    an FP16-only model, validated like any other, a notice, and exit code 3."""
     source = tmp_path / "seed.onnx"
     onnx.save(defects.weakly_typed_mlp(), source)
     first = tmp_path / "q.onnx"
@@ -110,10 +126,24 @@ def test_already_quantized_and_nothing_to_quantize_exit_1(tmp_path):
     again = run_process("quantize", str(first), "-o", str(tmp_path / "qq.onnx"), "-q", cwd=tmp_path)
     assert again.code == 1 and "already quantized" in again.err
     assert not (tmp_path / "qq.onnx").exists()
-    plain = tmp_path / "neg.onnx"
-    onnx.save(defects.stale_element_type(), plain)
-    nothing = run_process("quantize", str(plain), "-o", str(tmp_path / "n.onnx"), "-q", cwd=tmp_path)
-    assert nothing.code == 1 and "no operator ONNX Runtime can quantize" in nothing.err
+    for name, model in [("neg", defects.stale_element_type()), ("reshape", None)]:
+        plain = tmp_path / f"{name}.onnx"
+        if model is None:
+            _reshape_only(plain)
+        else:
+            onnx.save(model, plain)
+        out = tmp_path / f"{name}.fp16.onnx"
+        run = run_process("quantize", str(plain), "-o", str(out), "-q", "--report", str(tmp_path / "r.json"),
+                          cwd=tmp_path)
+        assert run.code == 3, run.err
+        assert "FP16-only model" in run.err and "(FP16 only" in run.out
+        written = onnx.load(out)
+        assert not {"QuantizeLinear", "DequantizeLinear"} & {n.op_type for n in written.graph.node}
+        assert any(i.data_type == onnx.TensorProto.FLOAT16 for i in written.graph.initializer) or any(
+            n.op_type == "Cast" for n in written.graph.node)
+        ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])  # the default level loads it
+        report = json.loads((tmp_path / "r.json").read_text())
+        assert report["fp16_only"] is True and report["written"] is True
 
 
 def test_integer_inputs_need_real_calibration_data(tmp_path):
