@@ -8,13 +8,14 @@ and for an accuracy target.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import onnx
 
 from onnx_lint.errors import OnnxLintError
 from onnx_lint.quantization.fp16 import convert_to_fp16
+from onnx_lint.quantization.fusions import FUSED_BY_DEFAULT, fp32_islands
 from onnx_lint.quantization.ranges import ort_method, quiet_onnxruntime
 
 
@@ -30,6 +31,7 @@ class BuildSettings:
     keep_io_types: bool
     external_data: bool
     int8: bool = True  # False: no node can be quantized; the build is FP16 only
+    fp32_island_ops: frozenset[str] = FUSED_BY_DEFAULT  # op types whose DQ->op->Q islands keep FP32 scales
 
 
 @dataclass
@@ -37,6 +39,7 @@ class Build:
     path: Path
     model: onnx.ModelProto
     excluded: frozenset[str]
+    islands: list[str] = field(default_factory=list)  # nodes computing between FP32-scale Q/DQ
 
     @property
     def qdq(self) -> tuple[int, int]:
@@ -76,16 +79,18 @@ def build(fp32: Path, cache: Path, out: Path, settings: BuildSettings, excluded:
     except Exception as exc:
         raise BuildError(f"INT8 quantization (ONNX Runtime quantize_static) failed: "
                          f"{type(exc).__name__}: {one_line(exc)}") from None
-    return _checked(convert_to_fp16(onnx.load(int8), keep_io_types=settings.keep_io_types), out, excluded)
+    converted = convert_to_fp16(onnx.load(int8), keep_io_types=settings.keep_io_types)
+    islands = fp32_islands(converted, settings.fp32_island_ops)
+    return _checked(converted, out, excluded, islands)
 
 
-def _checked(converted: onnx.ModelProto, out: Path, excluded: frozenset[str]) -> Build:
+def _checked(converted: onnx.ModelProto, out: Path, excluded: frozenset[str], islands: list[str] | None = None) -> Build:
     save(converted, out)
     try:
         onnx.checker.check_model(str(out), full_check=True)
     except Exception as exc:
         raise BuildError(f"the quantized model fails onnx.checker: {one_line(exc)}") from None
-    return Build(out, converted, excluded)
+    return Build(out, converted, excluded, islands or [])
 
 
 def save(model: onnx.ModelProto, path: Path) -> None:

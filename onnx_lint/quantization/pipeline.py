@@ -15,14 +15,14 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import onnx
 
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic
-from onnx_lint.errors import OnnxLintError
+from onnx_lint.errors import FixError, OnnxLintError
 from onnx_lint.fixer import plan_fix
 from onnx_lint.linter import lint_loaded
 from onnx_lint.model_io import StagedWrite, read_model
@@ -30,7 +30,7 @@ from onnx_lint.progress import Cancelled, Progress
 from onnx_lint.quantization.build import Build, BuildError, BuildSettings, build, one_line, save
 from onnx_lint.quantization.calibration import Sample, input_specs
 from onnx_lint.quantization.ranges import calibrate
-from onnx_lint.quantization.sensitivity import rank_nodes
+from onnx_lint.quantization.sensitivity import rank_nodes, unit_of
 from onnx_lint.quantization.validation import (
     OutputAgreement,
     RuntimeFailure,
@@ -92,6 +92,7 @@ class QuantizeReport:
     fp16_only: bool = False
     kept_in_float: list[dict] = field(default_factory=list)  # why nodes stayed out of INT8
     fallback: dict | None = None
+    fp32_scales: dict | None = None  # INT8 islands whose Q/DQ keep float32 scales for ORT's fused kernels
     written: bool = True
 
     @property
@@ -108,20 +109,33 @@ class QuantizeReport:
         return {
             "model": self.model, "output": self.output, "written": self.written, "fp16_only": self.fp16_only,
             "calibration": self.calibration, "fixes": self.fixes, "opset": self.opset, "nodes": self.nodes,
-            "validation": self.validation, "kept_in_float": self.kept_in_float, "fallback": self.fallback,
+            "validation": self.validation, "kept_in_float": self.kept_in_float, "fp32_scales": self.fp32_scales,
+            "fallback": self.fallback,
             "outputs": [o.to_json() for o in self.outputs],
             "warnings": list(self.warnings),
         }
 
 
-def repair(path: Path, rules: Sequence[Rule]) -> tuple[onnx.ModelProto, list[Diagnostic], LintContext]:
-    """Lint and apply every safe fix in memory; the input file is not changed."""
+def repair(path: Path, rules: Sequence[Rule],
+           notes: list[str] | None = None) -> tuple[onnx.ModelProto, list[Diagnostic], LintContext]:
+    """Lint and apply every safe fix in memory; the input file is not changed.
+
+    Repair serves quantization, it is not its precondition: when the fixes cannot
+    be completed the model is quantized as it is (a note in ``notes`` says so);
+    a model that then cannot run fails at calibration with the runtime's words.
+    """
     loaded = read_model(path)
     result, ctx = lint_loaded(loaded, str(path), rules, lambda code: True)
     if ctx is None or result.unreadable:
         problem = result.diagnostics[0].message if result.diagnostics else "; ".join(result.internal_errors)
         raise QuantizeError(f"{path}: {problem}")
-    plan = plan_fix(ctx, result.diagnostics, rules, lambda code: True)
+    try:
+        plan = plan_fix(ctx, result.diagnostics, rules, lambda code: True)
+    except FixError as exc:
+        if notes is not None:
+            reason = str(exc).removesuffix("; nothing was written")
+            notes.append(f"the safe fixes could not be applied ({reason}); quantized the model as it is")
+        plan = None
     model = onnx.ModelProto.FromString(plan.data) if plan else loaded.fresh_copy()
     remaining = plan.relint if plan else result.diagnostics
     return model, (plan.applied if plan else []) + remaining, ctx
@@ -197,14 +211,18 @@ class _Builder:
                 return candidate, compare(self.reference, run.outputs)
             refused = " ".join(run.notes)
             op_type = _fused_op_type(refused)
+            if op_type and op_type not in self.settings.fp32_island_ops:
+                # first remedy: FP32 scales around that op type (see fusions.py), INT8 kept
+                self.settings = replace(self.settings, fp32_island_ops=self.settings.fp32_island_ops | {op_type})
+                continue
             nodes = sorted(n.name for n in self.fp32_model.graph.node
                            if op_type and n.op_type == op_type and n.name and n.name not in excluded)
             if not nodes:
                 raise QuantizeError(f"the quantized model does not load with ONNX Runtime's default settings "
                                     f"({'; '.join(run.notes)}); nothing was written")
             self.report.kept_in_float.append({
-                "reason": f"ONNX Runtime fuses the Q/DQ around {op_type} into {refused and _kernel(refused)}, "
-                          "which refuses FP16 scales at its default optimization level",
+                "reason": f"ONNX Runtime fuses the Q/DQ around {op_type} into {_kernel(refused)}, "
+                          "which refuses this model's scales at its default optimization level",
                 "op_type": op_type, "nodes": nodes})
             excluded = excluded | frozenset(nodes)
         raise QuantizeError("the quantized model still does not load with ONNX Runtime's default settings after "
@@ -227,7 +245,7 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
     """
     report = QuantizeReport(str(source), str(output), calibration)
     progress.stage("Repairing annotations", 1)
-    model, diagnostics, _ctx = repair(source, rules)
+    model, diagnostics, _ctx = repair(source, rules, report.warnings)
     report.fixes = [d.to_json() for d in diagnostics if d.fix and d.fix.applied]
     progress.advance()
     present = Counter(n.op_type for n in model.graph.node)
@@ -273,14 +291,18 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
         builder = _Builder(model, fp32, cache, work, settings, checked, reference, report, progress)
         progress.stage("Quantizing, converting to FP16, validating", 1)
         best, outputs = builder.make(frozenset(options.exclude_nodes))
+        first_qdq = sum(best.qdq)
         progress.advance()
         if options.min_cosine is not None and _worst(outputs) < options.min_cosine:
             best, outputs = _fallback(builder, best, outputs, options, report, progress)
         report.outputs = outputs
         quantize_count, dequantize_count = best.qdq
-        report.fp16_only = quantize_count + dequantize_count == 0
+        report.fp16_only = not int8 or first_qdq == 0  # nothing quantizable, not the fallback's doing
         if report.fp16_only:
             report.warnings.append(FP16_ONLY_NOTICE)
+        elif quantize_count + dequantize_count == 0:
+            report.warnings.append("the accuracy fallback moved every INT8 node to FP16 to meet --min-cosine: "
+                                   "the output is an FP16-only model")
         counts = Counter(n.op_type for n in best.model.graph.node)
         report.nodes = {"total": sum(counts.values()), "QuantizeLinear": quantize_count,
                         "DequantizeLinear": dequantize_count, "int8": len(best.int8_nodes()),
@@ -289,6 +311,11 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
                              "fp16_initializers": sum(1 for i in best.model.graph.initializer
                                                       if i.data_type == onnx.TensorProto.FLOAT16)}
         report.warnings.extend(_scale_warnings(outputs))
+        if best.islands:
+            ops = Counter(n.op_type for n in best.model.graph.node if n.name in set(best.islands))
+            report.fp32_scales = {"nodes": sorted(best.islands), "op_types": dict(ops),
+                                  "reason": "ONNX Runtime fuses the Q/DQ around these into QLinear kernels "
+                                            "(QLinearConcat) that take only float32 scales"}
         if options.min_cosine is not None and _worst(outputs) < options.min_cosine:
             report.written = False
             report.warnings.append(f"cosine similarity {_worst(outputs):.6f} is below --min-cosine "
@@ -344,9 +371,13 @@ def _fallback(builder: _Builder, first: Build, outputs: list[OutputAgreement], o
         if time.monotonic() > deadline:
             report.fallback["stopped"] = f"time budget of {options.fallback_seconds:.0f} s spent"
             break
-        moved = [name for name, _ in ranked[position:position + group]]
+        moved = []
+        for name, _ in ranked[position:position + group]:
+            moved += [n for n in unit_of(builder.fp32_model, name) if n not in excluded and n not in moved]
         position += group
         group *= 2
+        if not moved:
+            continue
         excluded.update(moved)
         candidate, candidate_outputs = builder.make(frozenset(excluded))
         before = _worst(best_outputs)

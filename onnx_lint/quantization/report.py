@@ -60,6 +60,10 @@ def format_summary(report: QuantizeReport) -> str:
         f"  validation: onnx.checker {report.validation.get('checker')}; ONNX Runtime "
         f"{report.validation.get('runtime')} at {report.validation.get('optimization_level')}",
     ]
+    if report.fp32_scales:
+        ops = ", ".join(f"{count} {op}" for op, count in sorted(report.fp32_scales["op_types"].items()))
+        parts.append(f"  FP32 scales around {ops} node(s): ONNX Runtime fuses them into QLinear kernels that "
+                     "take only float32 scales")
     for kept in report.kept_in_float:
         if kept["nodes"] and not kept["reason"].startswith("accuracy"):
             parts.append(f"  kept in FP16: {len(kept['nodes'])} {kept.get('op_type', '')} node(s): {kept['reason']}")

@@ -1,11 +1,12 @@
 """Which INT8 nodes hurt accuracy most: FP32 and quantized activations side by side.
 
-Both models run on a few validation samples with every node output of the
-FP32 graph exposed as a graph output (the quantizer keeps those tensor names).
-A node's damage is how much relative error it *adds*: the error of its output
-minus the largest error among its inputs, so a node downstream of a bad one is
-not blamed for what it inherited. One pair of runs ranks every node, in the
-child process that also guards validation against runtime crashes.
+Both models run on a few validation samples with the outputs of every node
+they share (matched by node name and output position: ORT's quantizer renames
+tensors when it folds a Relu into a QuantizeLinear, but keeps node names) made
+graph outputs. A node's damage is the relative error it *adds*: the error of
+its output minus the largest error of what feeds it, so a node downstream of a
+bad one is not blamed for what it inherited. One pair of runs ranks every node,
+in the child process that also guards validation against runtime crashes.
 """
 
 from __future__ import annotations
@@ -43,27 +44,45 @@ def relative_error(reference: list[np.ndarray], candidate: list[np.ndarray]) -> 
 def rank_nodes(fp32: onnx.ModelProto, quantized: onnx.ModelProto, candidates: list[str], samples: list[Sample],
                work: Path) -> list[tuple[str, float]]:
     """``candidates`` (INT8 node names) ordered from most to least damaging, with the error each adds."""
-    wanted = set(candidates)
-    nodes = [n for n in fp32.graph.node if n.name in wanted]
-    float_tensors = _float_tensors(fp32)
-    tensors = sorted({t for n in nodes for t in [*n.input, *n.output] if t in float_tensors})
-    produced = {o for n in quantized.graph.node for o in n.output}
-    tensors = [t for t in tensors if t in produced or t in {i.name for i in quantized.graph.input}]
-    if not tensors:
+    floats = _float_tensors(fp32)
+    q_nodes = {n.name: n for n in quantized.graph.node if n.name}
+    pairs: dict[str, list[tuple[str, str]]] = {}  # node -> [(FP32 tensor, quantized tensor)]
+    for node in fp32.graph.node:
+        twin = q_nodes.get(node.name)
+        if twin is None or not node.name or node.op_type != twin.op_type:
+            continue
+        pairs[node.name] = [(a, b) for a, b in zip(node.output, twin.output) if a and b and a in floats]
+    if not any(pairs.values()):
         return []
     a, b = work / "sens-fp32.onnx", work / "sens-int8.onnx"
-    _expose(fp32, tensors, a)
-    _expose(quantized, tensors, b)
-    subset = samples[:SAMPLES]
+    _expose(fp32, sorted({t for p in pairs.values() for t, _ in p}), a)
+    _expose(quantized, sorted({t for p in pairs.values() for _, t in p}), b)
     reference, candidate = run_models([(a, "FP32 model (sensitivity)"), (b, "quantized model (sensitivity)")],
-                                      subset)
-    error = {t: relative_error(reference.outputs[t], candidate.outputs[t])
-             for t in tensors if t in reference.outputs and t in candidate.outputs}
+                                      samples[:SAMPLES])
+    error = {name: max((relative_error(reference.outputs[x], candidate.outputs[y]) for x, y in p
+                        if x in reference.outputs and y in candidate.outputs), default=0.0)
+             for name, p in pairs.items()}
+    producer = {o: n for n in fp32.graph.node for o in n.output if o}
+    memo: dict[str, float] = {}
+
+    def reaching(node: onnx.NodeProto) -> float:
+        """Error of the node's output: measured, or (a node the quantizer removed) what reaches it."""
+        if node.name in error:
+            return error[node.name]
+        if node.name not in memo:
+            memo[node.name] = 0.0  # cycles cannot occur in a valid graph; this guards recursion anyway
+            memo[node.name] = inherited(node)
+        return memo[node.name]
+
+    def inherited(node: onnx.NodeProto) -> float:
+        return max((reaching(producer[i]) for i in node.input if i in producer), default=0.0)
+
+    nodes = {n.name: n for n in fp32.graph.node if n.name}
     scores = []
-    for node in nodes:
-        out = max((error.get(o, 0.0) for o in node.output if o), default=0.0)
-        inherited = max((error.get(i, 0.0) for i in node.input if i), default=0.0)
-        scores.append((node.name, out - inherited if np.isfinite(out - inherited) else float("inf")))
+    for name in candidates:
+        if name in nodes and name in error:
+            added = error[name] - inherited(nodes[name])
+            scores.append((name, added if np.isfinite(added) else float("inf")))
     return sorted(scores, key=lambda item: -item[1])
 
 
@@ -78,3 +97,20 @@ def _float_tensors(model: onnx.ModelProto) -> set[str]:
     found = {v.name for v in [*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output]
              if v.type.tensor_type.elem_type in floats and v.name not in initializers}
     return found
+
+
+def unit_of(fp32: onnx.ModelProto, name: str) -> list[str]:
+    """The nodes that must leave INT8 together for ``name`` to compute in float.
+
+    ORT's QDQ quantizer puts one Q/DQ pair on a tensor for its quantized producer
+    and every consumer reads it: leaving only the consumer out of INT8 still feeds
+    it the quantized tensor. So a node goes with the producers and the other
+    consumers of its inputs.
+    """
+    nodes = [n for n in fp32.graph.node if n.name]
+    target = next((n for n in nodes if n.name == name), None)
+    if target is None:
+        return [name]
+    inputs = {i for i in target.input if i} - {i.name for i in fp32.graph.initializer}
+    related = [n.name for n in nodes if n.name != name and (set(n.output) & inputs or set(n.input) & inputs)]
+    return [name, *related]
