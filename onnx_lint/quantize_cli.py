@@ -26,7 +26,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--calibration-method", choices=("minmax", "entropy", "percentile"), default="minmax")
     parser.add_argument("--op-types", help="comma-separated operator types to quantize (default: ONNX Runtime's)")
     parser.add_argument("--exclude-nodes", help="comma-separated node names to keep in float")
-    parser.add_argument("--per-channel", action="store_true", help="per-channel weight quantization")
+    channel = parser.add_mutually_exclusive_group()
+    channel.add_argument("--per-channel", dest="per_channel", action="store_true", default=True,
+                         help="per-channel weight scales (default)")
+    channel.add_argument("--per-tensor", dest="per_channel", action="store_false",
+                         help="one scale per weight tensor")
+    parser.add_argument("--output-qdq", action="store_true",
+                        help="also quantize each op's output (ONNX Runtime's default); by default only op inputs "
+                             "get Q/DQ, as TensorRT expects")
     io = parser.add_mutually_exclusive_group()
     io.add_argument("--keep-io-types", dest="keep_io_types", action="store_true", default=True,
                     help="keep float32 model inputs and outputs (default)")
@@ -99,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     calibration["method"] = args.calibration_method
     options = QuantizeOptions(args.calibration_method, _split(args.op_types), _split(args.exclude_nodes) or (),
                               args.per_channel, args.keep_io_types, max(0, args.validation_samples),
-                              args.min_cosine, max(0.0, args.fallback_seconds))
+                              args.min_cosine, max(0.0, args.fallback_seconds), args.output_qdq)
     progress = terminal_progress(args.quiet)
     try:
         report: QuantizeReport = quantize_model(source, output, samples, options, ALL_RULES, progress,

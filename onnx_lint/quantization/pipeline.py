@@ -69,11 +69,12 @@ class QuantizeOptions:
     calibration_method: str = "minmax"
     op_types: tuple[str, ...] | None = None
     exclude_nodes: tuple[str, ...] = ()
-    per_channel: bool = False
+    per_channel: bool = True  # per-channel Conv/MatMul weights: mtcnn onet cosine 0.99715 -> 0.99900
     keep_io_types: bool = True
     validation_samples: int = 16  # 0: every calibration sample
     min_cosine: float | None = None  # a target: nodes move to FP16 until every output reaches it
     fallback_seconds: float = 300.0  # time for the accuracy-driven fallback, after the first build
+    output_qdq: bool = False  # Q/DQ on op outputs too (ONNX Runtime's default) instead of inputs only
 
 
 @dataclass
@@ -287,7 +288,7 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
         except RuntimeFailure as exc:
             raise _not_runnable(source, exc, diagnostics) from None
         settings = BuildSettings(options.calibration_method, op_types, options.per_channel, options.keep_io_types,
-                                 external, int8)
+                                 external, int8, output_qdq=options.output_qdq)
         builder = _Builder(model, fp32, cache, work, settings, checked, reference, report, progress)
         progress.stage("Quantizing, converting to FP16, validating", 1)
         best, outputs = builder.make(frozenset(options.exclude_nodes))

@@ -124,10 +124,10 @@ def quantize_job(path: str, output: str, options: dict, *, emit: Emit, cancelled
     samples, calibration = calibration_inputs(read_model(source).model, data, shapes, options.get("samples", 8))
     calibration["method"] = options.get("calibrationMethod", "minmax")
     settings = QuantizeOptions(calibration["method"], tuple(options["opTypes"]) if options.get("opTypes") else None,
-                               tuple(options.get("excludeNodes", ())), bool(options.get("perChannel", False)),
+                               tuple(options.get("excludeNodes", ())), bool(options.get("perChannel", True)),
                                bool(options.get("keepIoTypes", True)), int(options.get("validationSamples", 16)),
                                float(options["minCosine"]) if options.get("minCosine") is not None else None,
-                               float(options.get("fallbackSeconds", 300.0)))
+                               float(options.get("fallbackSeconds", 300.0)), bool(options.get("outputQdq", False)))
     report = quantize_model(source, target, samples, settings, ALL_RULES, EventProgress(emit, cancelled),
                             calibration=calibration)
     if calibration["random"]:
