@@ -24,7 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--calibration-data", help=".npz (keys are input names) or .npy (single-input models); "
                         "samples are split along axis 0")
     parser.add_argument("--calibration-method", choices=("minmax", "entropy", "percentile"), default="minmax")
-    parser.add_argument("--op-types", help="comma-separated operator types to quantize (default: ONNX Runtime's)")
+    parser.add_argument("--op-types", help="comma-separated operator types to quantize (default: Conv, ConvTranspose, "
+                        "MatMul, Gemm and pooling; 'all': every type ONNX Runtime can quantize)")
     parser.add_argument("--exclude-nodes", help="comma-separated node names to keep in float")
     channel = parser.add_mutually_exclusive_group()
     channel.add_argument("--per-channel", dest="per_channel", action="store_true", default=True,
@@ -114,10 +115,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     if args.report:
-        data = report.to_json()
+        record = report.to_json()
         if calibration["random"]:  # printed once, at the start; the JSON report keeps it too
-            data["warnings"].insert(0, RANDOM_WARNING)
-        Path(args.report).write_text(json.dumps(data, indent=2) + "\n")
+            record["warnings"].insert(0, RANDOM_WARNING)
+        Path(args.report).write_text(json.dumps(record, indent=2) + "\n")
     print(format_summary(report))
     for warning in report.warnings:
         print(warning, file=sys.stderr)

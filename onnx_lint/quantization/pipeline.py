@@ -48,6 +48,10 @@ QUANTIZED_OPS = frozenset({
     "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv", "QLinearMatMul",
     "ConvInteger", "MatMulInteger", "QLinearAdd", "QLinearMul", "QGemm", "MatMulNBits",
 })
+# Quantized by default: the ops where INT8 pays (ModelOpt's and TensorRT's choice); the rest stays FP16.
+# ORT's default (every op of its registries: Add, Mul, Softmax, PRelu, Concat, ...) costs accuracy for
+# little speed: mtcnn onet cosine 0.99914 with it, 0.99955 with these.
+COMPUTE_OPS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool"})
 # ORT's fused kernel -> the op type whose Q/DQ it fuses (others: "QLinear" + op type)
 FUSED_KERNELS = {"QGemm": "Gemm", "QAttention": "Attention", "QEmbedLayerNormalization": "EmbedLayerNormalization"}
 EXIT_FP16_ONLY = 3  # written, but FP16 only: nothing could be quantized to INT8
@@ -160,9 +164,11 @@ def _raise_opset(model: onnx.ModelProto, report: QuantizeReport) -> onnx.ModelPr
 
 
 def _op_types(options: QuantizeOptions) -> list[str]:
-    """The op types ``quantize_static`` quantizes: the user's, or both of ORT's registries (its default)."""
-    if options.op_types:
+    """The op types to quantize: the user's (``all``: both of ORT's registries), else ``COMPUTE_OPS``."""
+    if options.op_types and "all" not in options.op_types:
         return list(options.op_types)
+    if not options.op_types:
+        return sorted(COMPUTE_OPS)
     from onnxruntime.quantization.registry import QDQRegistry, QLinearOpsRegistry
 
     return sorted(set(QDQRegistry) | set(QLinearOpsRegistry))
