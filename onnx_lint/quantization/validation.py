@@ -3,9 +3,12 @@
 Some FP16 models made by the converters crash ONNX Runtime (SIGSEGV) at its
 default optimization level, or are refused there because a fusion produces a
 kernel without FP16 scales (``QLinearConcat``), yet load and run at BASIC. The
-child tries the default level first and falls back to BASIC (the report says
-so), and a crash of the child becomes an error message: it never takes the CLI
-or the editor down.
+child tries the default level first and falls back to BASIC; the pipeline
+writes only models that run at the default level, so BASIC serves to diagnose
+(which fused kernel was refused, in the runtime's words). A crash of the child
+becomes an error message: it never takes the CLI or the editor down. Float
+inputs are cast to the type the model declares, so a model with FP16 inputs
+(``--no-keep-io-types``) gets the same samples in FP16.
 """
 
 from __future__ import annotations
