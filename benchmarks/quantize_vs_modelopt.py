@@ -148,7 +148,8 @@ def run_ours(case: Case, data: Path, work: Path, method: str, min_cosine: float 
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "onnx_lint", "quantize", str(case.model), "-o", str(out),
                            "--calibration-data", str(data), "--calibration-method", method, "-q", *target],
-                          capture_output=True, text=True, cwd=work, env={**_env(), "PYTHONPATH": str(ROOT)}, check=False)
+                          capture_output=True, text=True, cwd=work, env={**_env(), "PYTHONPATH": str(ROOT)},
+                          check=False)
     seconds = time.perf_counter() - start
     if done.returncode not in (0, 3):
         return Outcome(False, seconds, (done.stderr.strip().splitlines() or ["?"])[-1][:160])
@@ -165,7 +166,8 @@ def run_modelopt(case: Case, data: Path, work: Path, python: Path) -> Outcome:
     done = subprocess.run([str(python), "-m", "modelopt.onnx.quantization", "--onnx_path", str(model),
                            "--quantize_mode", "int8", "--high_precision_dtype", "fp16", "--calibration_eps", "cpu",
                            "--calibration_data_path", str(data), "--calibration_shapes", case.shapes,
-                           "--output_path", str(out)], capture_output=True, text=True, cwd=private, env=_env(), check=False)
+                           "--output_path", str(out)],
+                          capture_output=True, text=True, cwd=private, env=_env(), check=False)
     seconds = time.perf_counter() - start
     if done.returncode != 0 or not out.exists():
         lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
@@ -209,7 +211,8 @@ def main(argv: list[str]) -> int:
     has_modelopt = probe is not None and probe.returncode == 0
     if not has_modelopt:
         print(f"ModelOpt is not importable from {args.modelopt_python}: only onnx-lint runs", file=sys.stderr)
-    rows = ["| model | tool | result | time (s) | cosine (worst output) | rel. error | Q/DQ nodes | size (MB) | notes |",
+    rows = ["| model | tool | result | time (s) | cosine (worst output) | rel. error | Q/DQ nodes | size (MB) "
+            "| notes |",
             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
     for case in cases(args.samples + args.eval):
         if args.only and args.only not in case.label:

@@ -44,8 +44,10 @@ def concat_model(path):
     from onnx import TensorProto as T
     from onnx import helper as h
 
-    nodes = [h.make_node("MatMul", ["X", "W0"], ["a"], name="left"), h.make_node("MatMul", ["X", "W1"], ["b"], name="right"),
-             h.make_node("Concat", ["a", "b"], ["c"], axis=1, name="join"), h.make_node("MatMul", ["c", "W2"], ["Y"], name="head")]
+    nodes = [h.make_node("MatMul", ["X", "W0"], ["a"], name="left"),
+             h.make_node("MatMul", ["X", "W1"], ["b"], name="right"),
+             h.make_node("Concat", ["a", "b"], ["c"], axis=1, name="join"),
+             h.make_node("MatMul", ["c", "W2"], ["Y"], name="head")]
     graph = h.make_graph(nodes, "concat", [h.make_tensor_value_info("X", T.FLOAT, ["n", 8])],
                          [h.make_tensor_value_info("Y", T.FLOAT, ["n", 4])], _weights((8, 8), (8, 8), (16, 4)))
     return _save(graph, path)
@@ -297,7 +299,8 @@ def test_calibration_batches_follow_a_fixed_batch(tmp_path):
     from onnx import helper as h
 
     graph = h.make_graph([h.make_node("MatMul", ["X", "W0"], ["Y"], name="mm")], "fixed",
-                         [h.make_tensor_value_info("X", T.FLOAT, [3, 4])], [h.make_tensor_value_info("Y", T.FLOAT, [3, 5])],
+                         [h.make_tensor_value_info("X", T.FLOAT, [3, 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, [3, 5])],
                          _weights((4, 5)))
     source = _save(graph, tmp_path / "fixed.onnx")
     np.savez(tmp_path / "c.npz", X=np.random.default_rng(0).standard_normal((48, 4)).astype(np.float32))
@@ -332,7 +335,8 @@ def test_no_keep_io_types_validates_with_fp16_inputs(tmp_path):
     cosine = float(np.dot(reference.ravel(), produced.astype(np.float32).ravel())
                    / (np.linalg.norm(reference) * np.linalg.norm(produced.astype(np.float32))))
     assert cosine > 0.99
-    assert json.loads((tmp_path / "r.json").read_text())["outputs"][0]["cosine_similarity"] == pytest.approx(cosine, abs=1e-3)
+    reported = json.loads((tmp_path / "r.json").read_text())["outputs"][0]["cosine_similarity"]
+    assert reported == pytest.approx(cosine, abs=1e-3)
 
 
 def test_concat_model_loads_with_a_default_session(tmp_path):

@@ -92,7 +92,8 @@ def _extra_options(settings: BuildSettings) -> dict:
     return {} if settings.output_qdq else {"OpTypesToExcludeOutputQuantization": list(settings.op_types)}
 
 
-def _checked(converted: onnx.ModelProto, out: Path, excluded: frozenset[str], islands: list[str] | None = None) -> Build:
+def _checked(converted: onnx.ModelProto, out: Path, excluded: frozenset[str],
+             islands: list[str] | None = None) -> Build:
     save(converted, out)
     try:
         onnx.checker.check_model(str(out), full_check=True)

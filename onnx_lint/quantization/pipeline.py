@@ -210,7 +210,8 @@ class _Builder:
             self.count += 1
             self.progress.check()
             try:
-                candidate = build(self.fp32, self.cache, self.work / f"build-{self.count}.onnx", self.settings, excluded)
+                path = self.work / f"build-{self.count}.onnx"
+                candidate = build(self.fp32, self.cache, path, self.settings, excluded)
                 [run] = run_models([(candidate.path, "quantized model")], self.checked)
             except (BuildError, RuntimeFailure) as exc:
                 raise QuantizeError(f"{exc}; nothing was written") from None
