@@ -14,7 +14,7 @@ from pathlib import Path
 import onnx
 
 from onnx_lint.errors import OnnxLintError
-from onnx_lint.quantization.fp16 import convert_to_fp16
+from onnx_lint.quantization.fp16 import ConversionError, convert_to_fp16
 from onnx_lint.quantization.fusions import FUSED_BY_DEFAULT, fp32_islands
 from onnx_lint.quantization.ranges import ort_method, quiet_onnxruntime
 
@@ -65,6 +65,13 @@ def one_line(exc: BaseException, limit: int = 1500) -> str:
 
 def build(fp32: Path, cache: Path, out: Path, settings: BuildSettings, excluded: frozenset[str]) -> Build:
     """Quantize ``fp32`` with the cached ranges, leaving ``excluded`` nodes in float, then FP16."""
+    try:
+        return _build(fp32, cache, out, settings, excluded)
+    except ConversionError as exc:
+        raise BuildError(str(exc)) from None
+
+
+def _build(fp32: Path, cache: Path, out: Path, settings: BuildSettings, excluded: frozenset[str]) -> Build:
     from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
 
     if not settings.int8:

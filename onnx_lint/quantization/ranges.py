@@ -19,16 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from onnx_lint.errors import OnnxLintError
 from onnx_lint.progress import Progress
 from onnx_lint.quantization.calibration import Sample
 
 ENTROPY_BINS = 512  # KL candidates = bins/2 - 128/2 + 1; 2048 (TensorRT's) costs ~4x the time
 QUANTIZED_BINS = 128
-
-
-class CalibrationFailure(OnnxLintError):
-    """ONNX Runtime could not run the model on the calibration samples."""
 
 
 def ort_method(name: str):  # noqa: ANN201 - ORT's enum
