@@ -396,6 +396,10 @@ def test_min_cosine_is_a_target_that_the_fallback_reaches(tmp_path):
     unreachable = run_process(*common, "-o", str(tmp_path / "u.onnx"), "-q", "--min-cosine", "1.5", cwd=tmp_path)
     assert unreachable.code == 1 and "nothing was written" in unreachable.err
     assert not (tmp_path / "u.onnx").exists()
+    no_time = run_process(*common, "-o", str(tmp_path / "t.onnx"), "-q", "--min-cosine", "0.995",
+                          "--fallback-seconds", "0", "--report", str(tmp_path / "t.json"), cwd=tmp_path)
+    assert no_time.code == 1 and "NOT met (time budget of 0 s spent)" in no_time.out
+    assert json.loads((tmp_path / "t.json").read_text())["written"] is False and not (tmp_path / "t.onnx").exists()
 
 
 def test_messages_are_clean_and_quiet_means_quiet(tmp_path):
