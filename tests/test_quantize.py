@@ -419,7 +419,17 @@ def test_messages_are_clean_and_quiet_means_quiet(tmp_path):
     concat = concat_model(tmp_path / "concat.onnx")  # opset 21 already: no "opset: 21 -> 21" line
     same = run_process("quantize", str(concat), "-o", str(tmp_path / "c.onnx"), "-q", cwd=tmp_path)
     assert same.code == 0 and "opset:" not in same.out
-    for run in (entropy, random, bad, same):
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    unused = onnx.numpy_helper.from_array(np.ones(2, np.float32), "unused")  # ORT logs a coloured warning
+    graph = h.make_graph([h.make_node("MatMul", ["X", "W0"], ["Y"], name="mm")], "unused",
+                         [h.make_tensor_value_info("X", T.FLOAT, ["n", 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 3])], [*_weights((4, 3)), unused])
+    logged = run_process("quantize", str(_save(graph, tmp_path / "unused.onnx")), "-o", str(tmp_path / "u.onnx"),
+                         "-q", cwd=tmp_path)
+    assert logged.code == 0 and "Removing initializer" not in logged.err
+    for run in (entropy, random, bad, same, logged):
         assert "\x1b[" not in run.err and "Traceback" not in run.err
 
 
