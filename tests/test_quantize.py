@@ -502,3 +502,19 @@ def test_real_published_model_ppocr_v2_rec_end_to_end(tmp_path):
     session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
     image = np.random.default_rng(0).standard_normal((1, 3, 32, 100)).astype(np.float32)
     assert session.run(None, {"x": image})[0].shape == (1, 25, 6625)
+
+
+def test_entropy_search_agrees_with_onnxruntime():
+    """onnx-lint's numpy KL search returns ORT's thresholds exactly (it replaces only the Python loops)."""
+    from onnxruntime.quantization.calibrate import HistogramCollector
+
+    from onnx_lint.quantization.entropy import entropy_threshold
+
+    collector = HistogramCollector("entropy", False, 512, 128, 99.999, "same")
+    rng = np.random.default_rng(0)
+    for trial in range(4):
+        data = rng.standard_normal(5000) * rng.uniform(0.1, 5) + (rng.standard_cauchy(5000) * 0.01 if trial % 2 else 0)
+        collector.histogram_dict = {}
+        collector.collect_value({"t": [np.abs(data).astype(np.float32) if trial == 3 else data.astype(np.float32)]})
+        histogram = collector.histogram_dict["t"]
+        assert entropy_threshold(histogram, 128) == collector.get_entropy_threshold(histogram, 128)

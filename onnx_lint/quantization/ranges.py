@@ -21,6 +21,7 @@ import numpy as np
 
 from onnx_lint.progress import Progress
 from onnx_lint.quantization.calibration import Sample
+from onnx_lint.quantization.entropy import fast_entropy
 
 ENTROPY_BINS = 512  # KL candidates = bins/2 - 128/2 + 1; 2048 (TensorRT's) costs ~4x the time
 QUANTIZED_BINS = 128
@@ -77,7 +78,7 @@ def calibrate(fp32: Path, samples: list[Sample], method: str, op_types: list[str
     from onnxruntime.quantization.calibrate import TensorData, create_calibrator, save_tensors_data
 
     options = {"num_bins": ENTROPY_BINS, "num_quantized_bins": QUANTIZED_BINS} if method == "entropy" else {}
-    with quiet_onnxruntime():
+    with quiet_onnxruntime(), fast_entropy():
         calibrator = create_calibrator(fp32, op_types, augmented_model_path=str(cache.with_suffix(".aug.onnx")),
                                        calibrate_method=ort_method(method), use_external_data_format=external_data,
                                        extra_options=options)
