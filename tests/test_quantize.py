@@ -518,3 +518,22 @@ def test_entropy_search_agrees_with_onnxruntime():
         collector.collect_value({"t": [np.abs(data).astype(np.float32) if trial == 3 else data.astype(np.float32)]})
         histogram = collector.histogram_dict["t"]
         assert entropy_threshold(histogram, 128) == collector.get_entropy_threshold(histogram, 128)
+
+
+def test_tiny_outputs_show_their_scale_and_relative_error(tmp_path):
+    """FP32 outputs near 1e-9 vanish in FP16; cosine alone would read 1.000000 - the report shows why not."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    tiny = onnx.numpy_helper.from_array(np.full((4, 3), 1e-9, np.float32), "W0")
+    graph = h.make_graph([h.make_node("MatMul", ["X", "W0"], ["Y"], name="mm")], "tiny",
+                         [h.make_tensor_value_info("X", T.FLOAT, ["n", 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 3])], [tiny])
+    source = _save(graph, tmp_path / "tiny.onnx")
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "-q", "--report",
+                      str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    [output] = json.loads((tmp_path / "r.json").read_text())["outputs"]
+    assert 0 < output["fp32_max_abs"] < 1e-7 and output["relative_error"] > 0.5
+    assert "FP32 max |x|" in run.out and "relative error" in run.out
+    assert "tiny in FP32" in run.err and "not meaningful" in run.err
