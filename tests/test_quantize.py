@@ -537,3 +537,24 @@ def test_tiny_outputs_show_their_scale_and_relative_error(tmp_path):
     assert 0 < output["fp32_max_abs"] < 1e-7 and output["relative_error"] > 0.5
     assert "FP32 max |x|" in run.out and "relative error" in run.out
     assert "tiny in FP32" in run.err and "not meaningful" in run.err
+
+
+def test_entropy_calibration_survives_infinite_activations(tmp_path):
+    """An Exp overflowing to inf made ORT's histogram fail ("supplied range of [-inf, inf] is not finite")."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    bounds = [onnx.numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("lo", 0.0), ("hi", 10.0))]
+    graph = h.make_graph([h.make_node("Exp", ["X"], ["e"], name="exp"),
+                          h.make_node("Clip", ["e", "lo", "hi"], ["c"], name="clip"),
+                          h.make_node("MatMul", ["c", "W0"], ["Y"], name="mm")], "overflow",
+                         [h.make_tensor_value_info("X", T.FLOAT, ["n", 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 3])], [*_weights((4, 3)), *bounds])
+    source = _save(graph, tmp_path / "overflow.onnx")
+    x = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
+    x[0, 0] = 200.0  # exp(200) is inf in float32
+    np.savez(tmp_path / "c.npz", X=x)
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "-q", "--op-types", "all",
+                      "--calibration-method", "entropy", "--calibration-data", str(tmp_path / "c.npz"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    assert ort.InferenceSession(str(tmp_path / "q.onnx"), providers=["CPUExecutionProvider"])

@@ -7,7 +7,8 @@ search to mean anything (see ``ranges``) it cost 98 s on PP-OCRv4 det against
 integer truncation, ORT's own ``smooth_distribution`` and ``entropy``), block
 sums by reshaping instead of loops; ``tests/test_quantize.py`` checks that it
 agrees with ORT's implementation. It is swapped in only while onnx-lint
-calibrates.
+calibrates, together with a guard that keeps inf/nan activations out of ORT's
+histograms.
 """
 
 from __future__ import annotations
@@ -55,14 +56,28 @@ def entropy_threshold(histogram: tuple, num_quantized_bins: int) -> tuple[np.nda
     return low, high
 
 
+def _finite(name_to_arr: dict) -> dict:
+    """Activations with inf/nan (an overflowing Exp) clamped to FP16's range: ORT's histogram of such a
+    tensor asks numpy for bins over [-inf, inf] and fails ("supplied range ... is not finite")."""
+    limit = float(np.finfo(np.float16).max)
+    cleaned = {}
+    for name, value in name_to_arr.items():
+        arrays = value if isinstance(value, list) else [value]
+        fixed = [np.nan_to_num(a, nan=0.0, posinf=limit, neginf=-limit) if isinstance(a, np.ndarray)
+                 and a.dtype.kind == "f" and not np.all(np.isfinite(a)) else a for a in arrays]
+        cleaned[name] = fixed if isinstance(value, list) else fixed[0]
+    return cleaned
+
+
 @contextlib.contextmanager
 def fast_entropy() -> Iterator[None]:
-    """ORT's calibrator uses ``entropy_threshold`` for the duration."""
+    """ORT's histogram calibrators use ``entropy_threshold`` and see only finite values, for the duration."""
     from onnxruntime.quantization.calibrate import HistogramCollector
 
-    original = HistogramCollector.get_entropy_threshold
+    search, collect = HistogramCollector.get_entropy_threshold, HistogramCollector.collect
     HistogramCollector.get_entropy_threshold = lambda self, histogram, bins: entropy_threshold(histogram, bins)
+    HistogramCollector.collect = lambda self, name_to_arr: collect(self, _finite(name_to_arr))
     try:
         yield
     finally:
-        HistogramCollector.get_entropy_threshold = original
+        HistogramCollector.get_entropy_threshold, HistogramCollector.collect = search, collect
