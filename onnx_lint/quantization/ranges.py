@@ -88,9 +88,8 @@ def calibrate(fp32: Path, samples: list[Sample], method: str, op_types: list[str
     for name, value in data.items():
         low, high = (np.asarray(v) for v in value.range_value)
         if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
-            # a histogram of a tensor holding inf: ORT's threshold is then [-inf, inf], which its
-            # quantizer refuses ("supplied range ... is not finite"); clamp to the float16 range,
-            # the widest the FP16 model can represent anyway.
+            # MinMax over a tensor holding inf (histograms are guarded in entropy.py): clamp to the
+            # float16 range, the widest the FP16 model can represent anyway.
             low, high = (np.nan_to_num(v, nan=0.0, posinf=limit, neginf=-limit).astype(np.float32) for v in (low, high))
             data[name] = TensorData(lowest=low, highest=high)
     save_tensors_data(data, cache)
