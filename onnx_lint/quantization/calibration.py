@@ -99,7 +99,8 @@ def random_samples(specs: list[InputSpec], overrides: dict[str, tuple[int, ...]]
     if integer:
         raise CalibrationError(
             f"input{'s' if len(integer) > 1 else ''} {', '.join(repr(n) for n in integer)} "
-            "are not floating point (token ids, indices, masks): random values would be meaningless "
+            f"{'are' if len(integer) > 1 else 'is'} not floating point (token ids, indices, masks): random values "
+            "would be meaningless "
             "or out of range; pass real samples with --calibration-data")
     unknown = set(overrides) - {s.name for s in specs}
     if unknown:
