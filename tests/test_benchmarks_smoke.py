@@ -28,6 +28,12 @@ def test_quantize_benchmark_smoke(tmp_path):
     assert "weakly_typed_mlp" in table and "cosine similarity" in table
 
 
+def test_quantize_vs_modelopt_benchmark_smoke(tmp_path):
+    """Runs without ModelOpt (never a test dependency): onnx-lint's row on a committed timm export."""
+    table = _smoke("benchmarks/quantize_vs_modelopt.py", tmp_path, timeout=600)
+    assert "timm test_efficientnet" in table and "| onnx-lint (minmax) | ok |" in table
+
+
 def test_performance_benchmark_smoke(tmp_path):
     table = _smoke("benchmarks/run.py", tmp_path, timeout=900)
     for row in ("mlp-1000", "transformer-1000-weak", "conv-symbolic-hw", "symbolic-fallback", "external-1gb",

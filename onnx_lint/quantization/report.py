@@ -4,36 +4,69 @@ from __future__ import annotations
 
 from onnx_lint.quantization.pipeline import QuantizeReport
 
+COLUMNS = ("output", "shape", "FP32 max |x|", "cosine similarity", "relative error", "max abs error")
+
 
 def format_table(report: QuantizeReport) -> str:
-    """A fixed-width table: one row per output, cosine similarity and max abs error."""
-    rows = [("output", "shape", "cosine similarity", "max abs error")]
+    """A fixed-width table: one row per output, its FP32 scale, cosine, relative and max abs error."""
+    rows = [COLUMNS]
     for o in report.outputs:
-        rows.append((o.name, "x".join(map(str, o.shape)) or "scalar", f"{o.cosine:.6f}", f"{o.max_abs_error:.6g}"))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        rows.append((o.name, "x".join(map(str, o.shape)) or "scalar", f"{o.fp32_max_abs:.4g}", f"{o.cosine:.6f}",
+                     f"{o.relative_error:.3g}", f"{o.max_abs_error:.6g}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
     lines = []
     for k, row in enumerate(rows):
-        lines.append("  ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))))
+        lines.append("  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
+                               for i, (cell, w) in enumerate(zip(row, widths))).rstrip())
         if k == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
 
+def format_fallback(report: QuantizeReport) -> list[str]:
+    """The accuracy-driven fallback, step by step: which nodes went to FP16 and what each step bought."""
+    fb = report.fallback
+    if not fb:
+        return []
+    verdict = "met" if fb.get("met") else "NOT met" + (f" ({fb['stopped']})" if fb.get("stopped") else "")
+    lines = [f"  accuracy target: cosine >= {fb['target']} {verdict}; first pass {fb.get('start_cosine', 0):.6f}, "
+             f"{fb.get('ranked', 0)} INT8 nodes ranked by the error they add"]
+    for k, step in enumerate(fb.get("steps", []), 1):
+        moved = step["moved_to_fp16"]
+        names = ", ".join(moved[:4]) + (f", ... ({len(moved)} nodes)" if len(moved) > 4 else "")
+        lines.append(f"    step {k}: kept in FP16 {names}: cosine {step['cosine_before']:.6f} -> "
+                     f"{step['cosine_after']:.6f} ({step['int8_nodes_left']} INT8 nodes left)")
+    return lines
+
+
 def format_summary(report: QuantizeReport) -> str:
     cal = report.calibration
+    opset = report.opset
+    batch = f", batch {cal['batch']} per sample" if cal.get("batch") else ""
     parts = [
-        f"Wrote {report.output}",
+        f"Wrote {report.output}" + (" (FP16 only: nothing could be quantized to INT8)" if report.fp16_only else "")
+        if report.written else f"Not written: {report.output}",
         f"  fixes applied in memory: {len(report.fixes)}"
         + (f" ({', '.join(sorted({f['code'] for f in report.fixes}))})" if report.fixes else ""),
-        f"  opset: {report.opset.get('from')} -> {report.opset.get('to')}",
+    ]
+    if opset.get("from") != opset.get("to"):
+        parts.append(f"  opset: {opset.get('from')} -> {opset.get('to')}")
+    parts += [
         f"  nodes: {report.nodes.get('total')} ({report.nodes.get('QuantizeLinear')} QuantizeLinear, "
-        f"{report.nodes.get('DequantizeLinear')} DequantizeLinear), "
+        f"{report.nodes.get('DequantizeLinear')} DequantizeLinear, {report.nodes.get('int8')} computing in INT8), "
         f"{report.validation.get('fp16_initializers')} FP16 initializers",
-        f"  calibration: {cal.get('samples')} samples from {cal.get('source')} ({cal.get('method')}); "
+        f"  calibration: {cal.get('samples')} samples{batch} from {cal.get('source')} ({cal.get('method')}); "
         f"compared with FP32 on {cal.get('validation_samples')} of them",
         f"  validation: onnx.checker {report.validation.get('checker')}; ONNX Runtime "
         f"{report.validation.get('runtime')} at {report.validation.get('optimization_level')}",
-        "",
-        format_table(report),
     ]
+    if report.fp32_scales:
+        ops = ", ".join(f"{count} {op}" for op, count in sorted(report.fp32_scales["op_types"].items()))
+        parts.append(f"  FP32 scales around {ops} node(s): ONNX Runtime fuses them into QLinear kernels that "
+                     "take only float32 scales")
+    for kept in report.kept_in_float:
+        if kept["nodes"] and not kept["reason"].startswith("accuracy"):
+            parts.append(f"  kept in FP16: {len(kept['nodes'])} {kept.get('op_type', '')} node(s): {kept['reason']}")
+    parts += format_fallback(report)
+    parts += ["", format_table(report)]
     return "\n".join(parts)

@@ -3,9 +3,12 @@
 Some FP16 models made by the converters crash ONNX Runtime (SIGSEGV) at its
 default optimization level, or are refused there because a fusion produces a
 kernel without FP16 scales (``QLinearConcat``), yet load and run at BASIC. The
-child tries the default level first and falls back to BASIC (the report says
-so), and a crash of the child becomes an error message: it never takes the CLI
-or the editor down.
+child tries the default level first and falls back to BASIC; the pipeline
+writes only models that run at the default level, so BASIC serves to diagnose
+(which fused kernel was refused, in the runtime's words). A crash of the child
+becomes an error message: it never takes the CLI or the editor down. Float
+inputs are cast to the type the model declares, so a model with FP16 inputs
+(``--no-keep-io-types``) gets the same samples in FP16.
 """
 
 from __future__ import annotations
@@ -28,8 +31,10 @@ import numpy as np
 import onnxruntime as ort
 
 def first_line(exc):
-    text = str(exc).strip()
-    return text.splitlines()[0][:800] if text else type(exc).__name__
+    text = " ".join(str(exc).split())
+    return text[:1500] if text else type(exc).__name__
+
+FLOATS = {"tensor(float16)": np.float16, "tensor(float)": np.float32, "tensor(double)": np.float64}
 
 samples_path, level = sys.argv[1:3]
 jobs = list(zip(sys.argv[3::2], sys.argv[4::2]))
@@ -47,11 +52,14 @@ for index, (model, out_path) in enumerate(jobs):
         print(json.dumps({"index": index, "error": "load", "message": first_line(exc)}), flush=True)
         continue
     names = [o.name for o in session.get_outputs()]
-    inputs = [i.name for i in session.get_inputs()]
+    # a model whose float inputs were made FP16 (--no-keep-io-types) is fed the same samples cast to FP16
+    inputs = {i.name: FLOATS.get(i.type) for i in session.get_inputs()}
     results = {}
     try:
         for k, feed in enumerate(feeds):
-            for name, value in zip(names, session.run(names, {n: feed[n] for n in inputs})):
+            run_feed = {n: feed[n].astype(t) if t is not None and feed[n].dtype.kind == "f" else feed[n]
+                        for n, t in inputs.items()}
+            for name, value in zip(names, session.run(names, run_feed)):
                 results[f"{k}/{name}"] = np.asarray(value)
     except Exception as exc:
         print(json.dumps({"index": index, "error": "run", "message": first_line(exc)}), flush=True)
@@ -149,9 +157,9 @@ def run_in_process(model: Path, samples: list[dict[str, np.ndarray]]) -> dict[st
         names = [o.name for o in session.get_outputs()]
         runs = [session.run(names, sample) for sample in samples]
     except Exception as exc:
-        text = str(exc).strip()
+        text = " ".join(str(exc).split())
         raise RuntimeFailure(f"ONNX Runtime cannot run the repaired FP32 model: "
-                             f"{text.splitlines()[0] if text else type(exc).__name__}") from None
+                             f"{text[:1500] if text else type(exc).__name__}") from None
     return {name: [np.asarray(run[i]) for run in runs] for i, name in enumerate(names)}
 
 
@@ -169,12 +177,23 @@ def _json_lines(stdout: str) -> list[dict]:
 
 @dataclass(frozen=True)
 class OutputAgreement:
-    """How close the quantized model's output is to the FP32 one."""
+    """How close the quantized model's output is to the FP32 one, and how large the FP32 values are.
+
+    The FP32 scale and the relative error sit beside the cosine because a cosine
+    alone can mislead: an output of ~1e-9 everywhere gives 1.000000 or 0 by
+    accident of rounding.
+    """
 
     name: str
     cosine: float
     max_abs_error: float
     shape: tuple[int, ...]
+    fp32_max_abs: float = 0.0
+    relative_error: float = 0.0  # ||fp32 - quantized|| / ||fp32||
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "cosine_similarity": self.cosine, "max_abs_error": self.max_abs_error,
+                "relative_error": self.relative_error, "fp32_max_abs": self.fp32_max_abs, "shape": list(self.shape)}
 
 
 def compare(reference: dict[str, list[np.ndarray]], candidate: dict[str, list[np.ndarray]]) -> list[OutputAgreement]:
@@ -190,5 +209,8 @@ def compare(reference: dict[str, list[np.ndarray]], candidate: dict[str, list[np
         norm = np.linalg.norm(a) * np.linalg.norm(b)
         cosine = float(np.dot(a, b) / norm) if norm > 0 else (1.0 if np.allclose(a, b) else 0.0)
         error = float(np.max(np.abs(a - b))) if a.size else 0.0
-        result.append(OutputAgreement(name, cosine, error, tuple(np.asarray(ref_values[0]).shape)))
+        scale = float(np.max(np.abs(a))) if a.size else 0.0
+        ref_norm, diff = float(np.linalg.norm(a)), float(np.linalg.norm(a - b))
+        relative = diff / ref_norm if ref_norm > 0 else (0.0 if diff == 0 else float("inf"))
+        result.append(OutputAgreement(name, cosine, error, tuple(np.asarray(ref_values[0]).shape), scale, relative))
     return result

@@ -166,11 +166,15 @@ def quantize_job(path: str, output: str, options: dict, *, emit: Emit, cancelled
     samples, calibration = calibration_inputs(read_model(source).model, data, shapes, options.get("samples", 8))
     calibration["method"] = options.get("calibrationMethod", "minmax")
     settings = QuantizeOptions(calibration["method"], tuple(options["opTypes"]) if options.get("opTypes") else None,
-                               tuple(options.get("excludeNodes", ())), bool(options.get("perChannel", False)),
-                               bool(options.get("keepIoTypes", True)), int(options.get("validationSamples", 16)))
+                               tuple(options.get("excludeNodes", ())), bool(options.get("perChannel", True)),
+                               bool(options.get("keepIoTypes", True)), int(options.get("validationSamples", 16)),
+                               float(options["minCosine"]) if options.get("minCosine") is not None else None,
+                               float(options.get("fallbackSeconds", 300.0)), bool(options.get("outputQdq", False)))
     report = quantize_model(source, target, samples, settings, ALL_RULES, EventProgress(emit, cancelled),
                             calibration=calibration)
     if calibration["random"]:
         report.warnings.insert(0, RANDOM_WARNING)
-    return {"output": str(target), "report": report.to_json(), "summary": format_summary(report),
+    # the CLI's exit-code policy as data: 0 INT8+FP16 written, 3 FP16-only written, 1 target missed (not written)
+    return {"output": str(target), "written": report.written, "fp16Only": report.fp16_only,
+            "exitCode": report.exit_code, "report": report.to_json(), "summary": format_summary(report),
             "warnings": report.warnings}

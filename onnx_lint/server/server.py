@@ -358,11 +358,17 @@ class OnnxLintServer(LanguageServer):
                 watcher.cancel()
             worker.stop()
             self.quantize_workers.discard(worker)
-        self._end_progress(progress, token, f"wrote {result['output']}")
+        if not result.get("written", True):
+            done = f"not written: the accuracy target was missed ({result['output']})"
+        elif result.get("fp16Only"):
+            done = f"nothing could be quantized to INT8: FP16-only model written to {result['output']}"
+        else:
+            done = f"Quantized model written to {result['output']}"
+        self._end_progress(progress, token, done)
         self.log(result["summary"])
         for warning in result["warnings"]:
             self.log(warning, lsp.MessageType.Warning)
-        self.tell(f"Quantized model written to {result['output']}")
+        self.tell(done, lsp.MessageType.Info if result.get("exitCode", 0) == 0 else lsp.MessageType.Warning)
         return result
 
     async def _begin_progress(self, token: str, title: str) -> bool:

@@ -20,7 +20,8 @@ from onnx_lint.errors import ConfigError
 
 SECTION = "onnxLint"
 QUANTIZE_KEYS = ("calibrationData", "calibrationMethod", "perChannel", "keepIoTypes", "validationSamples",
-                 "samples", "opTypes", "excludeNodes", "inputShapes", "output")
+                 "samples", "opTypes", "excludeNodes", "inputShapes", "output", "minCosine", "fallbackSeconds",
+                 "outputQdq")
 
 
 def _codes(value: Any, key: str) -> tuple[str, ...] | None:

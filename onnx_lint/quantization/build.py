@@ -1,0 +1,121 @@
+"""One INT8 + FP16 build from calibrated ranges: quantize, convert, check.
+
+A build is cheap once the ranges are cached (see ``ranges``), so the pipeline
+builds again whenever nodes move out of INT8: for ORT's default-level fusions
+and for an accuracy target.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import onnx
+
+from onnx_lint.errors import OnnxLintError
+from onnx_lint.quantization.fp16 import ConversionError, convert_to_fp16
+from onnx_lint.quantization.fusions import FUSED_BY_DEFAULT, fp32_islands
+from onnx_lint.quantization.ranges import ort_method, quiet_onnxruntime
+
+
+class BuildError(OnnxLintError):
+    """A build step failed; the message says which."""
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    method: str
+    op_types: list[str]
+    per_channel: bool
+    keep_io_types: bool
+    external_data: bool
+    int8: bool = True  # False: no node can be quantized; the build is FP16 only
+    fp32_island_ops: frozenset[str] = FUSED_BY_DEFAULT  # op types whose DQ->op->Q islands keep FP32 scales
+    output_qdq: bool = False  # True: ORT's default, Q/DQ on op outputs too; False: inputs only (TensorRT's way)
+    # The user's --exclude-nodes: kept out of FP16 as well (constants FP16 cannot hold, OL201); nodes the
+    # accuracy fallback moves out of INT8 are not listed here and compute in FP16.
+    keep_fp32: frozenset[str] = frozenset()
+
+
+@dataclass
+class Build:
+    path: Path
+    model: onnx.ModelProto
+    excluded: frozenset[str]
+    islands: list[str] = field(default_factory=list)  # nodes computing between FP32-scale Q/DQ
+
+    @property
+    def qdq(self) -> tuple[int, int]:
+        counts = Counter(n.op_type for n in self.model.graph.node)
+        return counts.get("QuantizeLinear", 0), counts.get("DequantizeLinear", 0)
+
+    def int8_nodes(self) -> list[str]:
+        """Names of the nodes that compute in INT8: those reading a DequantizeLinear output."""
+        dq = {o for n in self.model.graph.node if n.op_type == "DequantizeLinear" for o in n.output}
+        return [n.name for n in self.model.graph.node
+                if n.op_type not in ("QuantizeLinear", "DequantizeLinear") and n.name
+                and any(i in dq for i in n.input)]
+
+
+def one_line(exc: BaseException, limit: int = 1500) -> str:
+    """An exception's text on one line, whole up to ``limit`` (ORT puts the useful part last)."""
+    text = " ".join(str(exc).split())
+    if not text:
+        return type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def build(fp32: Path, cache: Path, out: Path, settings: BuildSettings, excluded: frozenset[str]) -> Build:
+    """Quantize ``fp32`` with the cached ranges, leaving ``excluded`` nodes in float, then FP16."""
+    try:
+        return _build(fp32, cache, out, settings, excluded)
+    except ConversionError as exc:
+        raise BuildError(str(exc)) from None
+
+
+def _build(fp32: Path, cache: Path, out: Path, settings: BuildSettings, excluded: frozenset[str]) -> Build:
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+
+    if not settings.int8:
+        return _checked(convert_to_fp16(onnx.load(fp32), keep_io_types=settings.keep_io_types,
+                                            keep_nodes=tuple(sorted(settings.keep_fp32))), out, excluded)
+    int8 = out.with_suffix(".int8.onnx")
+    try:
+        with quiet_onnxruntime():
+            quantize_static(str(fp32), str(int8), None, quant_format=QuantFormat.QDQ,
+                            activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                            per_channel=settings.per_channel, op_types_to_quantize=settings.op_types,
+                            nodes_to_exclude=sorted(excluded), calibrate_method=ort_method(settings.method),
+                            use_external_data_format=settings.external_data, calibration_cache_path=str(cache),
+                            extra_options=_extra_options(settings))
+    except Exception as exc:
+        raise BuildError(f"INT8 quantization (ONNX Runtime quantize_static) failed: "
+                         f"{type(exc).__name__}: {one_line(exc)}") from None
+    converted = convert_to_fp16(onnx.load(int8), keep_io_types=settings.keep_io_types,
+                                keep_nodes=tuple(sorted(settings.keep_fp32)))
+    islands = fp32_islands(converted, settings.fp32_island_ops)
+    return _checked(converted, out, excluded, islands)
+
+
+def _extra_options(settings: BuildSettings) -> dict:
+    """Q/DQ on op inputs only, unless asked: an output's own Q/DQ adds a rounding that the next op's
+    input Q/DQ repeats (mtcnn onet: cosine 0.99900 -> 0.99914 with per-channel weights)."""
+    return {} if settings.output_qdq else {"OpTypesToExcludeOutputQuantization": list(settings.op_types)}
+
+
+def _checked(converted: onnx.ModelProto, out: Path, excluded: frozenset[str],
+             islands: list[str] | None = None) -> Build:
+    save(converted, out)
+    try:
+        onnx.checker.check_model(str(out), full_check=True)
+    except Exception as exc:
+        raise BuildError(f"the quantized model fails onnx.checker: {one_line(exc)}") from None
+    return Build(out, converted, excluded, islands or [])
+
+
+def save(model: onnx.ModelProto, path: Path) -> None:
+    if model.ByteSize() > 2**31 - 1 - 2**20:
+        onnx.save_model(model, path, save_as_external_data=True, location=path.name + ".data")
+    else:
+        onnx.save_model(model, path)
