@@ -135,6 +135,29 @@ def weakly_typed(model: onnx.ModelProto, stale_value_info: int = 200) -> onnx.Mo
     return weak
 
 
+def external_chain(folder: Path, nodes: int, width: int = 16) -> Path:
+    """An MLP chain with its own weights per layer, all stored as external data in one file.
+
+    The layout of every large export: ~nodes/2 external tensors pointing into one ``.data`` file.
+    """
+    rng = np.random.default_rng(4)
+    inits, body, prev = [], [], "X"
+    for i in range(max(1, nodes // 4)):
+        inits += [numpy_helper.from_array((rng.standard_normal((width, width)) * 0.05).astype(np.float32), f"W{i}"),
+                  numpy_helper.from_array(np.zeros(width, np.float32), f"b{i}")]
+        body += [h.make_node("MatMul", [prev, f"W{i}"], [f"mm{i}"], name=f"mm{i}"),
+                 h.make_node("Add", [f"mm{i}", f"b{i}"], [f"ab{i}"], name=f"ab{i}"),
+                 h.make_node("Relu", [f"ab{i}"], [f"r{i}"], name=f"r{i}"),
+                 h.make_node("Add", [f"r{i}", prev], [f"res{i}"], name=f"res{i}")]
+        prev = f"res{i}"
+    model = _model(body, [h.make_tensor_value_info("X", T.FLOAT, ["batch", width])],
+                   [h.make_tensor_value_info(prev, T.FLOAT, ["batch", width])], inits)
+    path = folder / f"external_chain_{nodes}.onnx"
+    onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=f"{path.name}.data", size_threshold=0)
+    return path
+
+
 def external_weights(folder: Path, gigabytes: float = 1.0) -> Path:
     """A small graph whose weights (``gigabytes`` of them) live in an external data file."""
     rows = int(gigabytes * 2**30 / 4 / 4096)

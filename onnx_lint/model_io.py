@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -341,47 +342,35 @@ def raw_size(data_type: int, count: int) -> int | None:
         return None
 
 
+@dataclass
+class _ExternalUse:
+    """One external data file as the tensors see it: the first tensor naming it and the furthest byte any needs."""
+
+    first: str
+    needed: int = 0
+    needing: str = ""
+    start: int = 0
+
+
 def check_external_data(scopes: list[GraphScope], path: Path) -> list[str]:
     """Refuse external references that escape the model folder, are missing or too short.
 
-    Only ``os.stat`` is used: no byte of any weights file is read.
+    Only ``os.stat`` is used: no byte of any weights file is read. A large export
+    has tens of thousands of tensors in one ``.data`` file, so each distinct
+    location is checked and stat-ed once, and per tensor there is only arithmetic.
     """
     shown = str(path)
-    folder = path.resolve().parent
-    locations: list[str] = []
+    uses: dict[str, _ExternalUse] = {}
     for _kind, tensor in iter_tensors(scopes):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
             continue
         info = {entry.key: entry.value for entry in tensor.external_data}
         location = info.get("location", "")
         where = f"tensor '{tensor.name}'"
-        if not location:
-            raise ModelLoadError(shown, f"{where} uses external data but names no file")
-        if "\0" in location:
-            raise ModelLoadError(shown, f"refusing {where}: external data location contains a NUL byte")
-        if os.path.isabs(location) or location.startswith(("/", "\\")) or (len(location) > 1 and location[1] == ":"):
-            raise ModelLoadError(
-                shown, f"refusing {where}: external data location '{location}' is an absolute path"
-            )
-        parts = Path(location.replace("\\", "/")).parts
-        if ".." in parts:
-            raise ModelLoadError(
-                shown, f"refusing {where}: external data location '{location}' escapes the model folder"
-            )
-        target = folder / location
-        resolved = target.resolve()
-        if resolved != folder and folder not in resolved.parents:
-            raise ModelLoadError(
-                shown,
-                f"refusing {where}: external data location '{location}' resolves outside the "
-                "model folder (symbolic link)",
-            )
-        try:
-            found = resolved.stat()
-        except OSError:
-            raise ModelLoadError(shown, f"{where}: external data file '{location}' is missing") from None
-        if not resolved.is_file():
-            raise ModelLoadError(shown, f"{where}: external data location '{location}' is not a file")
+        use = uses.get(location)
+        if use is None:
+            _check_location(shown, where, location)
+            use = uses[location] = _ExternalUse(tensor.name)
         try:
             offset = int(info.get("offset", "0") or 0)
             length = int(info["length"]) if info.get("length") else None
@@ -392,15 +381,53 @@ def check_external_data(scopes: list[GraphScope], path: Path) -> list[str]:
         if length is None:
             length = raw_size(tensor.data_type, math.prod(tensor.dims))
         needed = offset + (length or 0)
-        if found.st_size < needed:
-            raise ModelLoadError(
-                shown,
-                f"{where}: external data file '{location}' has {found.st_size} bytes but the "
-                f"tensor needs bytes {offset}..{needed}",
-            )
-        if location not in locations:
-            locations.append(location)
-    return locations
+        if needed > use.needed:
+            use.needed, use.needing, use.start = needed, tensor.name, offset
+    if uses:
+        folder = path.resolve().parent
+        for location, use in uses.items():
+            _check_file(shown, folder, location, use)
+    return list(uses)
+
+
+def _check_location(shown: str, where: str, location: str) -> None:
+    """Refuse a location string that names no file or points outside the model folder by its text."""
+    if not location:
+        raise ModelLoadError(shown, f"{where} uses external data but names no file")
+    if "\0" in location:
+        raise ModelLoadError(shown, f"refusing {where}: external data location contains a NUL byte")
+    if os.path.isabs(location) or location.startswith(("/", "\\")) or (len(location) > 1 and location[1] == ":"):
+        raise ModelLoadError(
+            shown, f"refusing {where}: external data location '{location}' is an absolute path"
+        )
+    if ".." in Path(location.replace("\\", "/")).parts:
+        raise ModelLoadError(
+            shown, f"refusing {where}: external data location '{location}' escapes the model folder"
+        )
+
+
+def _check_file(shown: str, folder: Path, location: str, use: _ExternalUse) -> None:
+    """Resolve and stat one external data file: inside the folder, a regular file, long enough."""
+    where = f"tensor '{use.first}'"
+    resolved = (folder / location).resolve()
+    if resolved != folder and folder not in resolved.parents:
+        raise ModelLoadError(
+            shown,
+            f"refusing {where}: external data location '{location}' resolves outside the "
+            "model folder (symbolic link)",
+        )
+    try:
+        found = resolved.stat()
+    except OSError:
+        raise ModelLoadError(shown, f"{where}: external data file '{location}' is missing") from None
+    if not stat.S_ISREG(found.st_mode):
+        raise ModelLoadError(shown, f"{where}: external data location '{location}' is not a file")
+    if found.st_size < use.needed:
+        raise ModelLoadError(
+            shown,
+            f"tensor '{use.needing}': external data file '{location}' has {found.st_size} bytes but the "
+            f"tensor needs bytes {use.start}..{use.needed}",
+        )
 
 
 class StagedWrite:
