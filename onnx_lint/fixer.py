@@ -10,7 +10,6 @@ original. Any failure leaves the original byte-identical and no file behind.
 from __future__ import annotations
 
 import copy
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,9 +155,7 @@ def _runtime_checkable(loaded: LoadedModel) -> bool:
 
 
 def text_diff(loaded: LoadedModel, data: bytes, display: str) -> str:
-    """A unified diff of the model in ONNX text syntax, before and after the fix."""
-    import onnx.printer
+    """A unified diff of the model in ONNX text syntax (weights by size), before and after the fix."""
+    from onnx_lint import text_form
 
-    before = onnx.printer.to_text(loaded.model).splitlines(keepends=True)
-    after = onnx.printer.to_text(onnx.ModelProto.FromString(data)).splitlines(keepends=True)
-    return "".join(difflib.unified_diff(before, after, f"{display} (declared)", f"{display} (fixed)"))
+    return text_form.text_diff(loaded.model, onnx.ModelProto.FromString(data), display)

@@ -48,20 +48,27 @@ def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str]) -> None:
     """
     for scope in scopes_at(model, paths):
         graph = scope.graph
-        heavy = [
-            i for i in graph.initializer
-            if i.data_location == onnx.TensorProto.EXTERNAL or math.prod(i.dims) > _INLINE_ELEMENTS
-        ]
+        heavy: list[onnx.TensorProto] = []
+        keep: list[onnx.TensorProto] = []
+        for init in graph.initializer:
+            external = init.data_location == onnx.TensorProto.EXTERNAL
+            (heavy if external or math.prod(init.dims) > _INLINE_ELEMENTS else keep).append(init)
         if not heavy:
             continue
-        heavy_names = {i.name for i in heavy}
-        keep = [i for i in graph.initializer if i.name not in heavy_names]
         del graph.initializer[:]
         graph.initializer.extend(keep)
         declared = {v.name for v in graph.input}
+        add = graph.input.add  # field by field: a large export has tens of thousands of these
         for init in heavy:
             if init.name not in declared:
-                graph.input.append(onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
+                value = add()
+                value.name = init.name
+                tensor_type = value.type.tensor_type
+                tensor_type.elem_type = init.data_type
+                shape = tensor_type.shape
+                shape.SetInParent()
+                for size in init.dims:
+                    shape.dim.add().dim_value = size
 
 
 def strip_model(model: onnx.ModelProto, paths: list[str]) -> None:
@@ -153,6 +160,7 @@ class ShapeOracle:
     inferred: onnx.ModelProto | None = None
     paths: list[str] = field(default_factory=list)
     _input_counts: dict[str, int] = field(default_factory=dict)
+    _initializers: dict[str, dict[str, onnx.TensorProto | onnx.SparseTensorProto]] | None = None
 
     def __post_init__(self) -> None:
         self.paths = self.loaded.scope_paths
@@ -181,7 +189,10 @@ class ShapeOracle:
         key = (graph, name)
         if key not in self._info_cache:
             value = self._values.get(graph, {}).get(name)
-            self._info_cache[key] = tensor_info(value.type) if value is not None and value.HasField("type") else None
+            if value is not None and value.HasField("type"):
+                self._info_cache[key] = tensor_info(value.type)
+            else:  # an initializer's type is the file's own fact (dynamo exports annotate them)
+                self._info_cache[key] = self._initializer_info(graph, name)
         info = self._info_cache[key]
         if info is not None and info.rank is not None:
             return info, ENGINE_ONNX
@@ -190,6 +201,19 @@ class ShapeOracle:
             merged = TensorInfo(info.elem_type if info and info.elem_type else sym.elem_type, sym.dims)
             return merged, ENGINE_SYMBOLIC
         return info, (ENGINE_ONNX if info is not None else None)
+
+    def _initializer_info(self, graph: str, name: str) -> TensorInfo | None:
+        """Type and dims of the graph's own initializer ``name`` (inference never lists those)."""
+        if self._initializers is None:
+            self._initializers = {}
+            for scope in self.loaded.scopes:
+                table = {t.name: t for t in scope.graph.initializer}
+                table.update((s.values.name, s) for s in scope.graph.sparse_initializer)
+                self._initializers[scope.path] = table
+        tensor = self._initializers.get(graph, {}).get(name)
+        if isinstance(tensor, onnx.SparseTensorProto):
+            return TensorInfo(tensor.values.data_type, tuple(tensor.dims))
+        return TensorInfo(tensor.data_type, tuple(tensor.dims)) if tensor is not None else None
 
     # -- ONNX Runtime symbolic inference (fallback) -----------------------------
     def ensure_symbolic(self) -> None:
@@ -277,7 +301,10 @@ def run_symbolic_inference(model: onnx.ModelProto) -> onnx.ModelProto | str:
     current directory when it gives up; the loop below is the same algorithm minus that.
     """
     try:
-        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference, get_opset
+        from onnx_lint.ort_symbolic import symbolic_shape_infer
+
+        module = symbolic_shape_infer()  # without onnxruntime's packages, which import torch
+        SymbolicShapeInference, get_opset = module.SymbolicShapeInference, module.get_opset
     except Exception as exc:  # onnxruntime or sympy missing
         return f"not available ({_first_line(exc)}); install onnx-lint[runtime]"
     logger = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")

@@ -187,9 +187,9 @@ def validate_model(model: onnx.ModelProto, path: Path, scopes: list[GraphScope] 
     if model.ir_version >= 3 and not model.opset_import:
         raise ModelLoadError(shown, "not a usable ONNX model: it imports no opset")
     scopes = scopes if scopes is not None else list(iter_scopes(model))
-    check_initializers(scopes, shown)
+    external = check_initializers(scopes, shown)
     check_names(model, scopes, shown)
-    return check_external_data(scopes, path)
+    return check_external_data(external, path)
 
 
 # The typed field that holds a tensor's values when it has no raw_data, for the types that map 1:1.
@@ -201,22 +201,27 @@ _TYPED_FIELDS = {
 }
 
 
-def check_initializers(scopes: list[GraphScope], shown: str) -> None:
+def check_initializers(scopes: list[GraphScope], shown: str) -> list[onnx.TensorProto]:
     """Refuse tensors (initializers, sparse parts, Constant values) that cannot exist: a negative dim,
-    or data of the wrong size.
+    or data of the wrong size; return the external ones, for ``check_external_data``.
 
     Such a tensor makes every derived shape meaningless and ONNX Runtime refuses
     the model. Only lengths are compared; external data is checked by ``os.stat``.
     """
+    external: list[onnx.TensorProto] = []
     for kind, tensor in iter_tensors(scopes):
-        what = f"{kind} '{tensor.name}'"
-        if any(d < 0 for d in tensor.dims):
-            raise ModelLoadError(shown, f"{what} has a negative dim {list(tensor.dims)}")
-        if tensor.data_location == onnx.TensorProto.EXTERNAL or tensor.HasField("segment"):
+        dims = tensor.dims
+        if dims and min(dims) < 0:
+            raise ModelLoadError(shown, f"{kind} '{tensor.name}' has a negative dim {list(dims)}")
+        if tensor.data_location == onnx.TensorProto.EXTERNAL:
+            external.append(tensor)
+            continue
+        if tensor.HasField("segment"):
             continue
         problem = _data_size_problem(tensor)
         if problem:
-            raise ModelLoadError(shown, f"{what} {problem}")
+            raise ModelLoadError(shown, f"{kind} '{tensor.name}' {problem}")
+    return external
 
 
 def _data_size_problem(tensor: onnx.TensorProto) -> str | None:
@@ -352,7 +357,7 @@ class _ExternalUse:
     start: int = 0
 
 
-def check_external_data(scopes: list[GraphScope], path: Path) -> list[str]:
+def check_external_data(tensors: list[onnx.TensorProto], path: Path) -> list[str]:
     """Refuse external references that escape the model folder, are missing or too short.
 
     Only ``os.stat`` is used: no byte of any weights file is read. A large export
@@ -361,23 +366,27 @@ def check_external_data(scopes: list[GraphScope], path: Path) -> list[str]:
     """
     shown = str(path)
     uses: dict[str, _ExternalUse] = {}
-    for _kind, tensor in iter_tensors(scopes):
-        if tensor.data_location != onnx.TensorProto.EXTERNAL:
-            continue
-        info = {entry.key: entry.value for entry in tensor.external_data}
-        location = info.get("location", "")
-        where = f"tensor '{tensor.name}'"
+    for tensor in tensors:
+        location = offset_text = length_text = ""
+        for entry in tensor.external_data:  # a loop, not a dict: this runs once per tensor
+            key = entry.key
+            if key == "location":
+                location = entry.value
+            elif key == "offset":
+                offset_text = entry.value
+            elif key == "length":
+                length_text = entry.value
         use = uses.get(location)
         if use is None:
-            _check_location(shown, where, location)
+            _check_location(shown, f"tensor '{tensor.name}'", location)
             use = uses[location] = _ExternalUse(tensor.name)
         try:
-            offset = int(info.get("offset", "0") or 0)
-            length = int(info["length"]) if info.get("length") else None
+            offset = int(offset_text) if offset_text else 0
+            length = int(length_text) if length_text else None
         except ValueError:
-            raise ModelLoadError(shown, f"{where}: external data offset/length are not integers") from None
+            raise ModelLoadError(shown, f"tensor '{tensor.name}': external data offset/length are not integers") from None
         if offset < 0 or (length is not None and length < 0):
-            raise ModelLoadError(shown, f"{where}: negative external data offset or length")
+            raise ModelLoadError(shown, f"tensor '{tensor.name}': negative external data offset or length")
         if length is None:
             length = raw_size(tensor.data_type, math.prod(tensor.dims))
         needed = offset + (length or 0)
