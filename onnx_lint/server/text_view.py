@@ -11,60 +11,14 @@ too): a real model's weights would otherwise make the view hundreds of megabytes
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass, field
-
 import onnx
 
 from onnx_lint.graphs import ROOT
+from onnx_lint.server.view_model import Anchor, ModelView
 from onnx_lint.text_form import model_text
 
 _NAME_BEFORE = " ,(<[\t"
 _NAME_AFTER = " ,)>=]\t"
-
-
-@dataclass(frozen=True)
-class Anchor:
-    """A span on one line of the view (0-based line, character offsets in code points)."""
-
-    line: int
-    start: int
-    end: int
-
-
-@dataclass
-class ModelView:
-    """The text, and where each location path (and each produced tensor) appears in it."""
-
-    text: str
-    anchors: dict[str, Anchor] = field(default_factory=dict)
-    mapped: bool = True
-
-    @functools.cached_property
-    def lines(self) -> list[str]:
-        return self.text.split("\n")
-
-    def find(self, path: str, tensor: str | None = None) -> Anchor:
-        """The best anchor for a diagnostic location: exact, then the producer, then the graph."""
-        if path in self.anchors:
-            return self.anchors[path]
-        if tensor is not None and f"{path}#{tensor}" in self.anchors:
-            return self.anchors[f"{path}#{tensor}"]
-        graph = path
-        while graph:
-            if graph in self.anchors:
-                return self.anchors[graph]
-            graph = graph.rpartition("/")[0]
-        return Anchor(0, 0, 0)
-
-    def to_json(self) -> dict:
-        return {"text": self.text, "mapped": self.mapped,
-                "anchors": {k: [a.line, a.start, a.end] for k, a in self.anchors.items()}}
-
-    @classmethod
-    def from_json(cls, data: dict) -> ModelView:
-        return cls(data["text"], {k: Anchor(*v) for k, v in data["anchors"].items()}, data["mapped"])
-
 
 
 def _name_span(line: str, name: str, start: int) -> tuple[int, int] | None:
