@@ -158,4 +158,4 @@ def text_diff(loaded: LoadedModel, data: bytes, display: str) -> str:
     """A unified diff of the model in ONNX text syntax (weights by size), before and after the fix."""
     from onnx_lint import text_form
 
-    return text_form.text_diff(loaded.model, onnx.ModelProto.FromString(data), display)
+    return text_form.text_diff(loaded.model, data, display)

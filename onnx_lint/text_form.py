@@ -33,10 +33,12 @@ def _elide(tensor: onnx.TensorProto) -> None:
     note.key, note.value = "not shown", f"{size:,} {'bytes' if raw else 'values'}"
 
 
-def without_weights(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy whose large initializers and constant values print as a size note."""
-    view = onnx.ModelProto()
-    view.CopyFrom(model)
+def without_weights(model: onnx.ModelProto, in_place: bool = False) -> onnx.ModelProto:
+    """A copy (or ``model`` itself) whose large initializers and constant values print as a size note."""
+    view = model
+    if not in_place:
+        view = onnx.ModelProto()
+        view.CopyFrom(model)
     graphs = [view.graph]
     while graphs:
         graph = graphs.pop()
@@ -64,13 +66,15 @@ def model_text(model: onnx.ModelProto) -> str:
     return onnx.printer.to_text(without_weights(model))
 
 
-def text_diff(before: onnx.ModelProto, after: onnx.ModelProto, label: str) -> str:
-    """A unified diff of two models' text forms, ``""`` when they print the same.
+def text_diff(before: onnx.ModelProto, after: bytes, label: str) -> str:
+    """A unified diff of a model's text form and that of the serialized model ``after``; ``""`` when
+    they print the same. (``after`` is parsed here and its weights dropped in place: one copy fewer.)
 
     Both texts end with a newline, so the diff does too and the next file's header
     starts on its own line; ``patch`` and ``git apply`` accept it (the labels sit
     after a tab, where a timestamp goes, so the file name stays ``label``).
     """
     old = (model_text(before) + "\n").splitlines(keepends=True)
-    new = (model_text(after) + "\n").splitlines(keepends=True)
+    fixed = without_weights(onnx.ModelProto.FromString(after), in_place=True)
+    new = (onnx.printer.to_text(fixed) + "\n").splitlines(keepends=True)
     return "".join(difflib.unified_diff(old, new, label, label, "(declared)", "(fixed)"))
