@@ -41,18 +41,26 @@ Key = tuple[str, str]  # (graph path, tensor name)
 
 
 
-def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str]) -> None:
-    """Turn external and large initializers into graph inputs of the same type and dims.
+def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str], all_external: bool = False) -> None:
+    """Turn large initializers, and external ones that inference may read, into graph inputs of the same
+    type and dims.
 
     Inference only needs their types; their bytes would be read, copied and serialized.
+    An external initializer holds no bytes in memory, and inference reads the values
+    only of rank-0 and rank-1 tensors (shapes, axes, scales), which it cannot read
+    from external data: only those become inputs. Large exports hold tens of thousands
+    of external weight matrices, which stay as they are (``all_external`` swaps them too:
+    ONNX Runtime's engine reads any initializer it uses, from the working folder).
     """
     for scope in scopes_at(model, paths):
         graph = scope.graph
         heavy: list[onnx.TensorProto] = []
         keep: list[onnx.TensorProto] = []
         for init in graph.initializer:
-            external = init.data_location == onnx.TensorProto.EXTERNAL
-            (heavy if external or math.prod(init.dims) > _INLINE_ELEMENTS else keep).append(init)
+            if init.data_location == onnx.TensorProto.EXTERNAL:
+                (heavy if all_external or len(init.dims) <= 1 else keep).append(init)
+            else:
+                (heavy if math.prod(init.dims) > _INLINE_ELEMENTS else keep).append(init)
         if not heavy:
             continue
         del graph.initializer[:]
@@ -221,7 +229,9 @@ class ShapeOracle:
         if self._symbolic is not None:
             return
         self._symbolic = {}
-        result = run_symbolic_inference(onnx.ModelProto.FromString(self._stripped_bytes))
+        model = onnx.ModelProto.FromString(self._stripped_bytes)
+        swap_heavy_initializers(model, self.paths, all_external=True)
+        result = run_symbolic_inference(model)
         if isinstance(result, str):
             self.notes.append(EngineNote(ENGINE_SYMBOLIC, result))
             return

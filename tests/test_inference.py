@@ -101,7 +101,9 @@ def test_lint_never_loads_weight_bytes(tmp_path):
     oracle = ShapeOracle(read_model(path))
     inferred = oracle.inferred
     assert all(not init.raw_data for init in inferred.graph.initializer)
-    assert "W" in {v.name for v in inferred.graph.input}
+    # W[64,256] stays an external initializer (no bytes in memory); inference reads only its type.
+    assert [i.name for i in inferred.graph.initializer] == ["W"] and inferred.graph.initializer[0].external_data
+    assert oracle.derived("graph", "Y")[0].dims == ("batch", 256)
 
 
 def test_large_embedded_initializers_are_not_fed_to_inference(tmp_path):
@@ -112,3 +114,49 @@ def test_large_embedded_initializers_are_not_fed_to_inference(tmp_path):
     onnx.save(model, path)
     oracle = ShapeOracle(read_model(path))
     assert "big" not in {i.name for i in oracle.inferred.graph.initializer}
+
+
+def _external_concat_behind_gelu(folder):
+    """Two external weight matrices concatenated, then a com.microsoft Gelu and a stale rank-0 output:
+    only ONNX Runtime's symbolic engine derives the output, and its Concat handler reads initializer values."""
+    import numpy as np
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    weights = [onnx.numpy_helper.from_array(np.full((4, 8), i, np.float32), f"w{i}") for i in range(2)]
+    graph = h.make_graph(
+        [h.make_node("Concat", ["w0", "w1"], ["table"], axis=0),
+         h.make_node("MatMul", ["X", "table"], ["mm"]),
+         h.make_node("Gelu", ["mm"], ["Y"], domain="com.microsoft")],
+        "g", [h.make_tensor_value_info("X", T.FLOAT, ["batch", 8])], [h.make_tensor_value_info("Y", T.FLOAT, [])],
+        weights)
+    model = h.make_model(graph, ir_version=8, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
+    path = folder / "model.onnx"
+    onnx.save_model(model, path, save_as_external_data=True, location="weights.bin", size_threshold=0)
+    return path
+
+
+def test_no_engine_reads_external_weights(tmp_path):
+    """External weight matrices stay initializers for ONNX's inference (it never reads them); ONNX Runtime's
+    engine gets them as typed inputs, since it would read them relative to the working folder."""
+    from inotify import FileWatch
+
+    folder, cwd = tmp_path / "m", tmp_path / "cwd"
+    folder.mkdir()
+    cwd.mkdir()
+    path = _external_concat_behind_gelu(folder)
+    (cwd / "weights.bin").write_bytes((folder / "weights.bin").read_bytes())  # what a relative read would hit
+    watches = [FileWatch(folder / "weights.bin"), FileWatch(cwd / "weights.bin")]
+    try:
+        run = subprocess.run([sys.executable, "-m", "onnx_lint", "check", str(path), "--no-cache",
+                              "--output-format", "json"], capture_output=True, text=True, cwd=cwd)
+        events = [e for w in watches for e in w.events()]
+    finally:
+        for w in watches:
+            w.close()
+    assert events == []
+    found = {(d["code"], d["engine"]) for d in json.loads(run.stdout)}
+    assert ("OL001", "onnxruntime-symbolic") in found, run.stdout + run.stderr
+    oracle = ShapeOracle(read_model(path))
+    assert {i.name for i in oracle.inferred.graph.initializer} == {"w0", "w1"}  # rank 2: left as they are
+    assert oracle.derived("graph", "table")[0].dims == (8, 8)
