@@ -193,7 +193,7 @@ def dynamo_style(model: onnx.ModelProto) -> onnx.ModelProto:
     return annotated
 
 
-def external_chain(folder: Path, nodes: int, width: int = 16) -> Path:
+def external_chain(folder: Path, nodes: int, width: int = 32) -> Path:
     """An MLP chain with its own weights per layer, all stored as external data in one file.
 
     The layout of every large export: ~nodes/2 external tensors pointing into one ``.data`` file.

@@ -14,6 +14,7 @@ import logging
 import math
 import re
 import warnings
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 import onnx
@@ -41,16 +42,31 @@ Key = tuple[str, str]  # (graph path, tensor name)
 
 
 
+_FLOAT_TYPES = frozenset(getattr(onnx.TensorProto, name) for name in (
+    "FLOAT", "DOUBLE", "FLOAT16", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+    "FLOAT4E2M1", "FLOAT8E8M0") if hasattr(onnx.TensorProto, name))
+# The longest float tensor whose values inference reads: Resize's roi (two per axis) and scales,
+# Upsample's scales, Range's scalars. Every other value it reads is an integer shape, axis or count.
+_READ_FLOAT_ELEMENTS = 16
+
+
+def _inference_may_read(tensor: onnx.TensorProto) -> bool:
+    """Whether some operator's shape inference may read this tensor's values (never a matrix)."""
+    if len(tensor.dims) > 1:
+        return False
+    return tensor.data_type not in _FLOAT_TYPES or math.prod(tensor.dims) <= _READ_FLOAT_ELEMENTS
+
+
 def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str], all_external: bool = False) -> None:
     """Turn large initializers, and external ones that inference may read, into graph inputs of the same
     type and dims.
 
     Inference only needs their types; their bytes would be read, copied and serialized.
-    An external initializer holds no bytes in memory, and inference reads the values
-    only of rank-0 and rank-1 tensors (shapes, axes, scales), which it cannot read
-    from external data: only those become inputs. Large exports hold tens of thousands
-    of external weight matrices, which stay as they are (``all_external`` swaps them too:
-    ONNX Runtime's engine reads any initializer it uses, from the working folder).
+    An external initializer holds no bytes in memory; inference cannot read its values
+    and would fail the node that asks (``_inference_may_read`` says which may be asked
+    for): only those become inputs. Large exports hold tens of thousands of external
+    weights and biases, which stay as they are (``all_external`` swaps them too: ONNX
+    Runtime's engine reads any initializer it uses, from the working folder).
     """
     for scope in scopes_at(model, paths):
         graph = scope.graph
@@ -58,7 +74,7 @@ def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str], all_extern
         keep: list[onnx.TensorProto] = []
         for init in graph.initializer:
             if init.data_location == onnx.TensorProto.EXTERNAL:
-                (heavy if all_external or len(init.dims) <= 1 else keep).append(init)
+                (heavy if all_external or _inference_may_read(init) else keep).append(init)
             else:
                 (heavy if math.prod(init.dims) > _INLINE_ELEMENTS else keep).append(init)
         if not heavy:
@@ -121,15 +137,55 @@ def _onnx_inference(model: onnx.ModelProto, size: int, strict: bool, data_prop: 
         return onnx.load_model(dst, load_external_data=False)
 
 
-def collect_values(model: onnx.ModelProto, paths: list[str]) -> dict[str, dict[str, onnx.ValueInfoProto]]:
+class GraphValues(Mapping[str, onnx.ValueInfoProto]):
+    """Tensor name -> the ValueInfoProto inference left for it in one graph (outputs over inputs over
+    value_info, as a dict updated in that order would hold them).
+
+    The value_info table (an entry per node output: 100k on a large model, ~0.1 s to
+    build) is built only when a name is not among the inputs and outputs; the rules
+    on a model without value_info of its own never ask for one.
+    """
+
+    def __init__(self, graph: onnx.GraphProto) -> None:
+        self._graph = graph
+        self._ends = {v.name: v for v in graph.input}
+        self._ends.update((v.name, v) for v in graph.output if v.HasField("type"))
+        self._all: dict[str, onnx.ValueInfoProto] | None = None
+
+    def _table(self) -> dict[str, onnx.ValueInfoProto]:
+        if self._all is None:
+            self._all = {v.name: v for v in self._graph.value_info}
+            self._all.update(self._ends)
+        return self._all
+
+    def get(self, name: str, default: onnx.ValueInfoProto | None = None) -> onnx.ValueInfoProto | None:  # type: ignore[override]
+        found = self._ends.get(name)
+        return found if found is not None else self._table().get(name, default)
+
+    def __getitem__(self, name: str) -> onnx.ValueInfoProto:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._ends or name in self._table()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+    def listed(self) -> int:
+        """How many value_info entries inference wrote (the stripped graph had none; each names one node
+        output, graph outputs included), counted without building the table."""
+        return len(self._graph.value_info)
+
+
+def collect_values(model: onnx.ModelProto, paths: list[str]) -> dict[str, GraphValues]:
     """Per graph path: tensor name -> the ValueInfoProto inference left for it."""
-    table: dict[str, dict[str, onnx.ValueInfoProto]] = {}
-    for scope in scopes_at(model, paths):
-        values = {v.name: v for v in scope.graph.value_info}
-        values.update((v.name, v) for v in scope.graph.input)
-        values.update((v.name, v) for v in scope.graph.output if v.HasField("type"))
-        table[scope.path] = values
-    return table
+    return {scope.path: GraphValues(scope.graph) for scope in scopes_at(model, paths)}
 
 
 def parse_strict_errors(text: str) -> list[tuple[str, str | None, str]]:
@@ -159,15 +215,14 @@ class ShapeOracle:
     loaded: LoadedModel
     notes: list[EngineNote] = field(default_factory=list)
     _stripped_bytes: bytes = b""
-    _values: dict[str, dict[str, onnx.ValueInfoProto]] = field(default_factory=dict)
+    _values: dict[str, GraphValues] = field(default_factory=dict)
     _info_cache: dict[Key, TensorInfo | None] = field(default_factory=dict)
     _symbolic: dict[str, TensorInfo] | None = None
-    _pinned: dict[int, dict[str, dict[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
+    _pinned: dict[int, dict[str, GraphValues]] = field(default_factory=dict)
     _strict: list[tuple[str, str | None, str]] | None = None
-    _annotated: dict[str, dict[str, onnx.ValueInfoProto]] | None = None
+    _annotated: dict[str, GraphValues] | None = None
     inferred: onnx.ModelProto | None = None
     paths: list[str] = field(default_factory=list)
-    _input_counts: dict[str, int] = field(default_factory=dict)
     _initializers: dict[str, dict[str, onnx.TensorProto | onnx.SparseTensorProto]] | None = None
 
     def __post_init__(self) -> None:
@@ -182,15 +237,15 @@ class ShapeOracle:
             inferred = stripped
         self.inferred = inferred
         self._values = collect_values(inferred, self.paths)
-        self._input_counts = {scope.path: len(scope.graph.input) for scope in scopes_at(inferred, self.paths)}
 
     # -- ONNX inference ---------------------------------------------------------
-    def values(self, graph: str) -> dict[str, onnx.ValueInfoProto]:
+    def values(self, graph: str) -> Mapping[str, onnx.ValueInfoProto]:
         return self._values.get(graph, {})
 
     def inferred_entries(self, graph: str) -> int:
-        """How many tensors inference typed in a graph, graph inputs not counted."""
-        return len(self._values.get(graph, {})) - self._input_counts.get(graph, 0)
+        """How many node outputs inference listed in a graph (at most one entry each)."""
+        values = self._values.get(graph)
+        return values.listed() if values is not None else 0
 
     def derived(self, graph: str, name: str) -> tuple[TensorInfo | None, str | None]:
         """Derived type of a tensor and the engine that derived it."""
@@ -249,7 +304,7 @@ class ShapeOracle:
         return self._symbolic is not None
 
     # -- dims pinned to two sizes -----------------------------------------------
-    def pinned(self, size: int) -> dict[str, dict[str, onnx.ValueInfoProto]]:
+    def pinned(self, size: int) -> dict[str, GraphValues]:
         """Inference with every dynamic dim of the main graph's inputs set to ``size``."""
         if size not in self._pinned:
             model = onnx.ModelProto.FromString(self._stripped_bytes)
@@ -286,7 +341,7 @@ class ShapeOracle:
         return self._strict
 
     # -- inference that trusts the declarations -----------------------------------
-    def annotated_values(self, graph: str) -> dict[str, onnx.ValueInfoProto]:
+    def annotated_values(self, graph: str) -> Mapping[str, onnx.ValueInfoProto]:
         """Inference on the model *with* its annotations: what strict tools get to see."""
         if self._annotated is None:
             model = self.loaded.fresh_copy()

@@ -353,7 +353,7 @@ class _ExternalUse:
 
     first: str
     needed: int = 0
-    needing: str = ""
+    needing: onnx.TensorProto | None = None  # the tensor itself: reading its name costs, per tensor
     start: int = 0
 
 
@@ -391,7 +391,7 @@ def check_external_data(tensors: list[onnx.TensorProto], path: Path) -> list[str
             length = raw_size(tensor.data_type, math.prod(tensor.dims))
         needed = offset + (length or 0)
         if needed > use.needed:
-            use.needed, use.needing, use.start = needed, tensor.name, offset
+            use.needed, use.needing, use.start = needed, tensor, offset
     if uses:
         folder = path.resolve().parent
         for location, use in uses.items():
@@ -434,7 +434,8 @@ def _check_file(shown: str, folder: Path, location: str, use: _ExternalUse) -> N
     if found.st_size < use.needed:
         raise ModelLoadError(
             shown,
-            f"tensor '{use.needing}': external data file '{location}' has {found.st_size} bytes but the "
+            f"tensor '{use.needing.name if use.needing else use.first}': external data file '{location}' has "
+            f"{found.st_size} bytes but the "
             f"tensor needs bytes {use.start}..{use.needed}",
         )
 
