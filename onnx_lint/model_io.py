@@ -21,7 +21,7 @@ import onnx
 from google.protobuf.message import DecodeError
 
 from onnx_lint.errors import FixError, ModelLoadError
-from onnx_lint.graphs import GraphScope, cyclic_nodes, iter_scopes
+from onnx_lint.graphs import GraphScope, cyclic_nodes, iter_scopes, rebind_scopes
 from onnx_lint.model_file import stat_model_file
 
 
@@ -51,6 +51,15 @@ class LoadedModel:
     @property
     def has_external_data(self) -> bool:
         return bool(self.external_locations)
+
+    def with_annotations(self, data: bytes, model: onnx.ModelProto) -> LoadedModel:
+        """``model`` (parsed from ``data``): this model with other annotations, as a fix makes it.
+
+        Its scopes reuse this model's node scans: a fix never touches a node.
+        """
+        fixed = LoadedModel(self.path, data, model, self.external_locations)
+        fixed.__dict__["scopes"] = rebind_scopes(self.scopes, model)  # fills the cached_property
+        return fixed
 
     def fresh_copy(self) -> onnx.ModelProto:
         """A new, independent parse of the original bytes (cheaper than CopyFrom)."""
