@@ -251,7 +251,8 @@ class ShapeOracle:
         """Derived type of a tensor and the engine that derived it."""
         key = (graph, name)
         if key not in self._info_cache:
-            value = self._values.get(graph, {}).get(name)
+            values = self._values.get(graph)
+            value = values.get(name) if values is not None else None
             if value is not None and value.HasField("type"):
                 self._info_cache[key] = tensor_info(value.type)
             else:  # an initializer's type is the file's own fact (dynamo exports annotate them)
@@ -325,7 +326,8 @@ class ShapeOracle:
         """The tensor's derived info under each pin size."""
         result = []
         for size in PIN_SIZES:
-            value = self.pinned(size).get(graph, {}).get(name)
+            values = self.pinned(size).get(graph)
+            value = values.get(name) if values is not None else None
             result.append(tensor_info(value.type) if value is not None and value.HasField("type") else None)
         return result
 
