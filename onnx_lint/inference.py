@@ -73,8 +73,9 @@ def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str], all_extern
         heavy: list[onnx.TensorProto] = []
         keep: list[onnx.TensorProto] = []
         for init in graph.initializer:
-            if init.data_location == onnx.TensorProto.EXTERNAL:
-                (heavy if all_external or _inference_may_read(init) else keep).append(init)
+            if init.data_location == onnx.TensorProto.EXTERNAL:  # a matrix is never read: skip the call
+                may_read = all_external or (len(init.dims) <= 1 and _inference_may_read(init))
+                (heavy if may_read else keep).append(init)
             else:
                 (heavy if math.prod(init.dims) > _INLINE_ELEMENTS else keep).append(init)
         if not heavy:
@@ -108,13 +109,14 @@ def strip_model(model: onnx.ModelProto, paths: list[str]) -> None:
     swap_heavy_initializers(model, paths)
 
 
-def run_onnx_inference(model: onnx.ModelProto, strict: bool = False) -> onnx.ModelProto:
+def run_onnx_inference(model: onnx.ModelProto | bytes, strict: bool = False) -> onnx.ModelProto:
     """ONNX's C++ inference with data propagation; large models through the path API.
 
     Runs under a memory ceiling; if data propagation runs out of it (a huge 1-D
     tensor can ask for a dim per element), inference runs again without it.
+    A serialized model is passed on as it is (onnx would serialize a ModelProto again).
     """
-    size = model.ByteSize()
+    size = len(model) if isinstance(model, bytes) else model.ByteSize()
     try:
         with memory_ceiling(engine_headroom(size)):
             return _onnx_inference(model, size, strict, data_prop=True)
@@ -123,7 +125,7 @@ def run_onnx_inference(model: onnx.ModelProto, strict: bool = False) -> onnx.Mod
             return _onnx_inference(model, size, strict, data_prop=False)
 
 
-def _onnx_inference(model: onnx.ModelProto, size: int, strict: bool, data_prop: bool) -> onnx.ModelProto:
+def _onnx_inference(model: onnx.ModelProto | bytes, size: int, strict: bool, data_prop: bool) -> onnx.ModelProto:
     if size < 2**31 - 1:
         return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=strict, data_prop=data_prop)
     import tempfile
@@ -131,7 +133,10 @@ def _onnx_inference(model: onnx.ModelProto, size: int, strict: bool, data_prop: 
 
     with tempfile.TemporaryDirectory(prefix="onnx-lint-") as tmp:
         src, dst = Path(tmp, "in.onnx"), Path(tmp, "out.onnx")
-        onnx.save_model(model, src)
+        if isinstance(model, bytes):
+            src.write_bytes(model)
+        else:
+            onnx.save_model(model, src)
         onnx.shape_inference.infer_shapes_path(str(src), str(dst), check_type=False, strict_mode=strict,
                                                data_prop=data_prop)
         return onnx.load_model(dst, load_external_data=False)
@@ -231,7 +236,7 @@ class ShapeOracle:
         strip_model(stripped, self.paths)
         self._stripped_bytes = stripped.SerializeToString()
         try:
-            inferred = run_onnx_inference(stripped)
+            inferred = run_onnx_inference(self._stripped_bytes)
         except Exception as exc:  # onnx raises bare RuntimeErrors for malformed graphs
             self.notes.append(EngineNote(ENGINE_ONNX, _first_line(exc)))
             inferred = stripped
@@ -337,7 +342,7 @@ class ShapeOracle:
         if self._strict is None:
             self._strict = []
             try:
-                run_onnx_inference(onnx.ModelProto.FromString(self._stripped_bytes), strict=True)
+                run_onnx_inference(self._stripped_bytes, strict=True)
             except Exception as exc:
                 self._strict = parse_strict_errors(str(exc))
         return self._strict
