@@ -135,6 +135,87 @@ def weakly_typed(model: onnx.ModelProto, stale_value_info: int = 200) -> onnx.Mo
     return weak
 
 
+def resnet18(batch: str = "batch") -> onnx.ModelProto:
+    """A resnet18-sized CNN as TorchScript exports it in eval mode: BatchNorm folded into Conv biases,
+    11.7M float weights embedded (47 MB), no value_info."""
+    rng = np.random.default_rng(5)
+    inits: list[onnx.TensorProto] = []
+    body: list[onnx.NodeProto] = []
+
+    def conv(x: str, cin: int, cout: int, k: int, stride: int, name: str) -> str:
+        w = rng.standard_normal((cout, cin, k, k), dtype=np.float32) * np.float32(0.05)
+        inits.extend([numpy_helper.from_array(w, f"{name}.weight"),
+                      numpy_helper.from_array(np.zeros(cout, np.float32), f"{name}.bias")])
+        body.append(h.make_node("Conv", [x, f"{name}.weight", f"{name}.bias"], [name], name=f"/{name}/Conv",
+                                kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4))
+        return name
+
+    def relu(x: str) -> str:
+        body.append(h.make_node("Relu", [x], [f"{x}_relu"], name=f"/{x}/Relu"))
+        return f"{x}_relu"
+
+    x = relu(conv("input", 3, 64, 7, 2, "conv1"))
+    body.append(h.make_node("MaxPool", [x], ["pool"], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4))
+    x, channels = "pool", 64
+    for stage, width in enumerate((64, 128, 256, 512), start=1):
+        for block in range(2):
+            stride = 2 if stage > 1 and block == 0 else 1
+            name = f"layer{stage}.{block}"
+            y = relu(conv(x, channels, width, 3, stride, f"{name}.conv1"))
+            y = conv(y, width, width, 3, 1, f"{name}.conv2")
+            skip = conv(x, channels, width, 1, stride, f"{name}.downsample") if stride == 2 else x
+            body.append(h.make_node("Add", [y, skip], [f"{name}.add"], name=f"/{name}/Add"))
+            x, channels = relu(f"{name}.add"), width
+    body += [h.make_node("GlobalAveragePool", [x], ["gap"]), h.make_node("Flatten", ["gap"], ["flat"], axis=1)]
+    fc = rng.standard_normal((1000, 512), dtype=np.float32) * np.float32(0.05)
+    inits += [numpy_helper.from_array(fc, "fc.weight"), numpy_helper.from_array(np.zeros(1000, np.float32), "fc.bias")]
+    body.append(h.make_node("Gemm", ["flat", "fc.weight", "fc.bias"], ["logits"], transB=1, name="/fc/Gemm"))
+    return _model(body, [h.make_tensor_value_info("input", T.FLOAT, [batch, 3, 224, 224])],
+                  [h.make_tensor_value_info("logits", T.FLOAT, [batch, 1000])], inits)
+
+
+def stale_output(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The same model with its first output declared rank 0 (one stale output)."""
+    stale = onnx.ModelProto()
+    stale.CopyFrom(model)
+    output = stale.graph.output[0].type.tensor_type
+    output.ClearField("shape")
+    output.shape.SetInParent()
+    return stale
+
+
+def dynamo_style(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``value_info`` for every initializer and intermediate tensor, as ``torch.onnx.export(dynamo=True)``
+    writes it; ONNX inference never lists initializers, so only the tensors prove those entries."""
+    annotated = onnx.shape_inference.infer_shapes(model)
+    for init in model.graph.initializer:
+        annotated.graph.value_info.append(h.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
+    return annotated
+
+
+def external_chain(folder: Path, nodes: int, width: int = 32) -> Path:
+    """An MLP chain with its own weights per layer, all stored as external data in one file.
+
+    The layout of every large export: ~nodes/2 external tensors pointing into one ``.data`` file.
+    """
+    rng = np.random.default_rng(4)
+    inits, body, prev = [], [], "X"
+    for i in range(max(1, nodes // 4)):
+        inits += [numpy_helper.from_array((rng.standard_normal((width, width)) * 0.05).astype(np.float32), f"W{i}"),
+                  numpy_helper.from_array(np.zeros(width, np.float32), f"b{i}")]
+        body += [h.make_node("MatMul", [prev, f"W{i}"], [f"mm{i}"], name=f"mm{i}"),
+                 h.make_node("Add", [f"mm{i}", f"b{i}"], [f"ab{i}"], name=f"ab{i}"),
+                 h.make_node("Relu", [f"ab{i}"], [f"r{i}"], name=f"r{i}"),
+                 h.make_node("Add", [f"r{i}", prev], [f"res{i}"], name=f"res{i}")]
+        prev = f"res{i}"
+    model = _model(body, [h.make_tensor_value_info("X", T.FLOAT, ["batch", width])],
+                   [h.make_tensor_value_info(prev, T.FLOAT, ["batch", width])], inits)
+    path = folder / f"external_chain_{nodes}.onnx"
+    onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=f"{path.name}.data", size_threshold=0)
+    return path
+
+
 def external_weights(folder: Path, gigabytes: float = 1.0) -> Path:
     """A small graph whose weights (``gigabytes`` of them) live in an external data file."""
     rows = int(gigabytes * 2**30 / 4 / 4096)

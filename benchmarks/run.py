@@ -1,17 +1,22 @@
 """Benchmark onnx-lint against the bare ONNX operations it builds on, in one run on one machine.
 
-    python benchmarks/run.py [--repeat 3] [--smoke] [--markdown benchmarks/RESULTS.md]
+    python benchmarks/run.py [--repeat 3] [--smoke] [--markdown benchmarks/RESULTS.md] [--torch-python PY]
 
 Every measurement is a whole process (start-up included), repeated; medians and
 ratios are computed pair by pair in the same run. The baseline is
 ``benchmarks/baseline.py``: ``onnx.load(load_external_data=False)`` plus
 ``onnx.shape_inference.infer_shapes(data_prop=True)``. Peak memory is the
-child's maximum resident set size.
+child's maximum resident set size. Both weight layouts are covered: embedded
+(the MLP and transformer chains) and external (a chain whose per-layer weights,
+half its node count in tensors, live in one ``.data`` file, as large exports
+store them); a resnet18-sized CNN is linted as a dynamo export annotates it and
+shown with ``--diff`` with one stale output. The last table checks the targets.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -48,10 +53,15 @@ class Sample:
     code: int
 
 
+# Children run this checkout's onnx_lint, whatever is installed.
+_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
 def measure(command: list[str], prepare=None) -> Sample:
     if prepare:
         prepare()
-    out = subprocess.run([sys.executable, "-c", _MEASURE, *command], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", _MEASURE, *command], capture_output=True, text=True, check=True,
+                         env=_ENV)
     seconds, peak_kb, code = out.stdout.split()
     return Sample(float(seconds), int(peak_kb) / 1024, int(code))
 
@@ -77,6 +87,17 @@ def build(folder: Path, smoke: bool) -> dict[str, Path]:
             onnx.save(model, path)
             found[f"{family}-{size}-weak"] = weak = folder / f"{family}_{size}_weak.onnx"
             onnx.save(models.weakly_typed(model), weak)
+    chains = folder / "chains"
+    chains.mkdir()
+    for size in (1_000, 2_000) if smoke else (1_000, 100_000):
+        found[f"external-chain-{size}"] = chain = models.external_chain(chains, size)
+        found[f"external-chain-{size}-weak"] = weak = chain.with_name(f"{chain.stem}_weak.onnx")
+        onnx.save(models.weakly_typed(onnx.load(chain, load_external_data=False)), weak)  # same .data file
+    resnet = models.resnet18()
+    onnx.save(models.dynamo_style(resnet), dynamo := folder / "resnet18_dynamo_style.onnx")
+    found["resnet18-dynamo-style"] = dynamo
+    onnx.save(models.stale_output(resnet), stale := folder / "resnet18_stale_output.onnx")
+    found["resnet18-stale-output"] = stale
     onnx.save(models.conv_net(), conv := folder / "conv_symbolic_hw.onnx")
     found["conv-symbolic-hw"] = conv
     onnx.save(models.symbolic_fallback(400 if not smoke else 40), sym := folder / "symbolic_fallback.onnx")
@@ -99,13 +120,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, one repeat: keeps the code alive in CI")
     parser.add_argument("--markdown", help="write the tables to this Markdown file")
+    parser.add_argument("--torch-python", help="an interpreter with torch installed: adds the dynamo-style "
+                        "model and the symbolic engine's import time as PyTorch users see them")
     args = parser.parse_args(argv)
     repeat = 1 if args.smoke else args.repeat
     started = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="onnx-lint-bench-"))
     try:
         paths = build(work, args.smoke)
-        lines = run_all(paths, work, repeat, args.smoke)
+        lines = run_all(paths, work, repeat, args.smoke, args.torch_python)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     text = "\n".join(lines) + f"\n\nTotal benchmark time: {time.perf_counter() - started:.0f} s.\n"
@@ -115,25 +138,45 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def run_all(paths: dict[str, Path], work: Path, repeat: int, smoke: bool) -> list[str]:
+# Targets (issue 14): healthy `check` at 100k nodes, both layouts; `--fix` on the weakly-typed twins;
+# `--diff` on the resnet18-sized model against its own `check`.
+CHECK_TARGET = 1.3
+FIX_TARGET = 2.5
+DIFF_TARGET = 1.5
+DIFF_BYTES_TARGET = 100_000
+_HEALTHY_100K = ("mlp-100000", "transformer-100000", "external-chain-100000")
+
+
+def _is_weak(key: str) -> bool:
+    return key.endswith("-weak") or key == "symbolic-fallback"
+
+
+def run_all(paths: dict[str, Path], work: Path, repeat: int, smoke: bool, torch_python: str | None = None
+            ) -> list[str]:
     lines = ["| model | nodes | baseline (s) | `check` (s) | ratio | `check --fix` (s) | ratio | "
              "peak MB baseline / check |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     scaling: dict[str, list[tuple[int, float, float]]] = {}
+    check_ratios: dict[str, float] = {}
+    fix_ratios: dict[str, float] = {}
+    checks: dict[str, float] = {}
     for key, path in paths.items():
         if key == "many":
             continue
         nodes = len(onnx.load(path, load_external_data=False).graph.node)
         base, check = paired(BASE + [str(path)], LINT + [str(path)], repeat)
+        check_ratios[key], checks[key] = check.seconds / base.seconds, check.seconds
         fix_text, fix_ratio = "—", "—"
-        if key.endswith("-weak") or key == "symbolic-fallback":
-            scratch = work / "scratch.onnx"
+        if _is_weak(key):
+            scratch = path.parent / ".bench-scratch.onnx"  # beside the model: its external data resolves
             fix_cmd = [sys.executable, "-m", "onnx_lint", "check", "--fix", "--no-cache", "--jobs", "1", "-q",
                        "--no-runtime-check", str(scratch)]
             fix, base_again = paired(fix_cmd, BASE + [str(path)], repeat,
-                                     prepare_a=lambda p=path: shutil.copy(p, scratch))
-            fix_text, fix_ratio = f"{fix.seconds:.2f}", f"{fix.seconds / base_again.seconds:.2f}x"
+                                     prepare_a=lambda p=path, s=scratch: shutil.copy(p, s))
+            scratch.unlink(missing_ok=True)
+            fix_ratios[key] = fix.seconds / base_again.seconds
+            fix_text, fix_ratio = f"{fix.seconds:.2f}", f"{fix_ratios[key]:.2f}x"
         lines.append(f"| {key} | {nodes} | {base.seconds:.2f} | {check.seconds:.2f} | "
-                     f"{check.seconds / base.seconds:.2f}x | {fix_text} | {fix_ratio} | "
+                     f"{check_ratios[key]:.2f}x | {fix_text} | {fix_ratio} | "
                      f"{base.peak_mb:.0f} / {check.peak_mb:.0f} ({check.peak_mb / base.peak_mb:.2f}x) |")
         print(lines[-1], flush=True)
         family = key.split("-")[0]
@@ -144,7 +187,64 @@ def run_all(paths: dict[str, Path], work: Path, repeat: int, smoke: bool) -> lis
     for family, rows in scaling.items():
         for nodes, base_s, check_s in rows:
             lines.append(f"| {family} | {nodes} | {base_s:.2f} | {check_s:.2f} | {1e6 * check_s / nodes:.0f} |")
-    many = paths["many"]
+    diff_ratio, diff_bytes = _diff_table(paths["resnet18-stale-output"], repeat, lines)
+    if torch_python:
+        _torch_table(torch_python, paths["resnet18-dynamo-style"], repeat, lines)
+    _many_table(paths["many"], repeat, lines)
+    if not smoke:
+        _targets(lines, check_ratios, fix_ratios, diff_ratio, diff_bytes)
+    return lines
+
+
+def _diff_table(path: Path, repeat: int, lines: list[str]) -> tuple[float, int]:
+    """`--diff` against `check` on the same model, and how much it prints."""
+    diff_cmd = [*LINT[:-1], "--diff", str(path)]
+    diff, check = paired(diff_cmd, LINT + [str(path)], repeat)
+    printed = len(subprocess.run(diff_cmd, capture_output=True, env=_ENV, check=False).stdout)
+    ratio = diff.seconds / check.seconds
+    lines += ["", "| `--diff` | `check` (s) | `--diff` (s) | ratio | printed | peak MB check / diff |",
+              "| --- | ---: | ---: | ---: | ---: | ---: |",
+              f"| {path.stem} | {check.seconds:.2f} | {diff.seconds:.2f} | {ratio:.2f}x | {printed:,} bytes | "
+              f"{check.peak_mb:.0f} / {diff.peak_mb:.0f} |"]
+    return ratio, printed
+
+
+_IMPORT = r"""
+import sys, time
+import onnx
+start = time.perf_counter()
+if sys.argv[1] == "package":
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+else:
+    from onnx_lint.ort_symbolic import symbolic_shape_infer
+    symbolic_shape_infer()
+print(time.perf_counter() - start, "torch" in sys.modules)
+"""
+
+
+def _torch_table(torch_python: str, dynamo: Path, repeat: int, lines: list[str]) -> None:
+    """The dynamo-style model and the symbolic engine's import with and without torch installed."""
+    lines += ["", "| interpreter | symbolic engine import: `onnxruntime.tools` (s) | onnx-lint's loader (s) | "
+              "torch imported by the loader | `check` dynamo-style resnet18 (s) | baseline (s) |",
+              "| --- | ---: | ---: | --- | ---: | ---: |"]
+    for label, python in (("without torch", sys.executable), ("with torch", torch_python)):
+        times: dict[str, list[float]] = {"package": [], "loader": []}
+        torch_seen = False
+        for _ in range(repeat):
+            for how in times:
+                out = subprocess.run([python, "-c", _IMPORT, how], capture_output=True, text=True, env=_ENV,
+                                     check=True).stdout.split()
+                times[how].append(float(out[0]))
+                torch_seen |= how == "loader" and out[1] == "True"
+        lint = [python, *LINT[1:], str(dynamo)]
+        base = [python, *BASE[1:], str(dynamo)]
+        check, baseline = paired(lint, base, repeat)
+        lines.append(f"| {label} | {statistics.median(times['package']):.2f} | "
+                     f"{statistics.median(times['loader']):.2f} | {'yes' if torch_seen else 'no'} | "
+                     f"{check.seconds:.2f} | {baseline.seconds:.2f} |")
+
+
+def _many_table(many: Path, repeat: int, lines: list[str]) -> None:
     count = len(list(many.glob("*.onnx")))
     one, two = paired([*LINT[:-3], "--jobs", "1", "-q", str(many)], [*LINT[:-3], "--jobs", "2", "-q", str(many)],
                       repeat)
@@ -159,7 +259,22 @@ def run_all(paths: dict[str, Path], work: Path, repeat: int, smoke: bool) -> lis
               f"{one.seconds / two.seconds:.2f}x |",
               f"| cold cache vs warm cache, `--jobs 1` | {count} | {cold_s:.2f} | {warm_s:.2f} | "
               f"{cold_s / warm_s:.1f}x |"]
-    return lines
+
+
+def _targets(lines: list[str], check_ratios: dict[str, float], fix_ratios: dict[str, float],
+             diff_ratio: float, diff_bytes: int) -> None:
+    worst_check = max(_HEALTHY_100K, key=lambda k: check_ratios[k])
+    worst_fix = max((k for k in fix_ratios if "-100000-" in k), key=lambda k: fix_ratios[k])
+    rows = [(f"healthy `check` at 100k nodes, embedded and external weights (worst: {worst_check})",
+             f"<= {CHECK_TARGET}x", f"{check_ratios[worst_check]:.2f}x", check_ratios[worst_check] <= CHECK_TARGET),
+            (f"`check --fix` on the weakly-typed 100k-node models (worst: {worst_fix})", f"<= {FIX_TARGET}x",
+             f"{fix_ratios[worst_fix]:.2f}x", fix_ratios[worst_fix] <= FIX_TARGET),
+            ("`--diff` on resnet18-sized, against its `check`", f"<= {DIFF_TARGET}x", f"{diff_ratio:.2f}x",
+             diff_ratio <= DIFF_TARGET),
+            ("`--diff` output on resnet18-sized", f"< {DIFF_BYTES_TARGET // 1000} KB", f"{diff_bytes / 1000:.1f} KB",
+             diff_bytes < DIFF_BYTES_TARGET)]
+    lines += ["", "| target | goal | this run | met |", "| --- | --- | ---: | --- |"]
+    lines += [f"| {what} | {goal} | {got} | {'yes' if ok else '**no**'} |" for what, goal, got, ok in rows]
 
 
 if __name__ == "__main__":

@@ -220,6 +220,25 @@ def weakly_typed_mlp(seed: int = 0) -> onnx.ModelProto:
     )
 
 
+def dynamo_style_conv(bias_declared: Sequence[int] = (4,)) -> onnx.ModelProto:
+    """Conv + bias with ``value_info`` for its initializers, as ``torch.onnx.export(dynamo=True)`` writes.
+
+    Inference never lists initializers, so only the tensors themselves prove these
+    entries; ``bias_declared=(5,)`` makes the bias entry stale (OL005).
+    """
+    weight, bias = _weights("conv.weight", [4, 3, 3, 3]), _weights("conv.bias", [4], seed=1)
+    return _model(
+        [h.make_node("Conv", ["x", "conv.weight", "conv.bias"], ["conv"], pads=[1, 1, 1, 1], name="node_conv"),
+         h.make_node("Relu", ["conv"], ["relu"], name="node_relu")],
+        [h.make_tensor_value_info("x", T.FLOAT, ["batch", 3, 8, 8])],
+        [h.make_tensor_value_info("relu", T.FLOAT, ["batch", 4, 8, 8])],
+        [weight, bias],
+        value_info=[h.make_tensor_value_info("conv.weight", T.FLOAT, [4, 3, 3, 3]),
+                    h.make_tensor_value_info("conv.bias", T.FLOAT, list(bias_declared)),
+                    h.make_tensor_value_info("conv", T.FLOAT, ["batch", 4, 8, 8])],
+    )
+
+
 def with_external_data(folder: Path, name: str = "external.onnx") -> Path:
     """A stale rank-0 output whose weights live in ``<name>.data`` beside the model."""
     model = _model(

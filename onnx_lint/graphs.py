@@ -141,6 +141,24 @@ def scopes_at(model: onnx.ModelProto, paths: list[str]) -> list[GraphScope]:
     return [GraphScope(path, resolve_graph(model, path)) for path in paths]
 
 
+def rebind_scopes(scopes: list[GraphScope], model: onnx.ModelProto) -> list[GraphScope]:
+    """The same scopes over ``model``, a copy with the same nodes (a fix edits annotations only).
+
+    Parents and owner nodes point into ``model``; each graph's node scan and producer
+    table carry over, since they only read nodes (on 100k nodes a scan costs ~0.1 s).
+    """
+    rebound: dict[str, GraphScope] = {}
+    for scope in scopes:
+        parent = rebound[scope.parent.path] if scope.parent is not None else None
+        owner = None
+        if parent is not None:
+            match = _SEGMENT.match(scope.path, len(parent.path) + 1)
+            owner = parent.graph.node[int(match.group(1))] if match else None
+        rebound[scope.path] = GraphScope(scope.path, resolve_graph(model, scope.path), parent, owner,
+                                         scope._producers, scope._scan)
+    return list(rebound.values())
+
+
 def resolve_graph(model: onnx.ModelProto, path: str) -> onnx.GraphProto:
     """The graph a path names; ``KeyError`` if the model has no such graph."""
     if path == ROOT:

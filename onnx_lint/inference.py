@@ -10,11 +10,12 @@ messages) run lazily and only for the facts a rule asks about.
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 import onnx
@@ -47,27 +48,58 @@ Key = tuple[str, str]  # (graph path, tensor name)
 
 
 
-def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str]) -> None:
-    """Turn external and large initializers into graph inputs of the same type and dims.
+_FLOAT_TYPES = frozenset(getattr(onnx.TensorProto, name) for name in (
+    "FLOAT", "DOUBLE", "FLOAT16", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+    "FLOAT4E2M1", "FLOAT8E8M0") if hasattr(onnx.TensorProto, name))
+# The longest float tensor whose values inference reads: Resize's roi (two per axis) and scales,
+# Upsample's scales, Range's scalars. Every other value it reads is an integer shape, axis or count.
+_READ_FLOAT_ELEMENTS = 16
+
+
+def _inference_may_read(tensor: onnx.TensorProto) -> bool:
+    """Whether some operator's shape inference may read this tensor's values (never a matrix)."""
+    if len(tensor.dims) > 1:
+        return False
+    return tensor.data_type not in _FLOAT_TYPES or math.prod(tensor.dims) <= _READ_FLOAT_ELEMENTS
+
+
+def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str], all_external: bool = False) -> None:
+    """Turn large initializers, and external ones that inference may read, into graph inputs of the same
+    type and dims.
 
     Inference only needs their types; their bytes would be read, copied and serialized.
+    An external initializer holds no bytes in memory; inference cannot read its values
+    and would fail the node that asks (``_inference_may_read`` says which may be asked
+    for): only those become inputs. Large exports hold tens of thousands of external
+    weights and biases, which stay as they are (``all_external`` swaps them too: ONNX
+    Runtime's engine reads any initializer it uses, from the working folder).
     """
     for scope in scopes_at(model, paths):
         graph = scope.graph
-        heavy = [
-            i for i in graph.initializer
-            if i.data_location == onnx.TensorProto.EXTERNAL or math.prod(i.dims) > _INLINE_ELEMENTS
-        ]
+        heavy: list[onnx.TensorProto] = []
+        keep: list[onnx.TensorProto] = []
+        for init in graph.initializer:
+            if init.data_location == onnx.TensorProto.EXTERNAL:  # a matrix is never read: skip the call
+                may_read = all_external or (len(init.dims) <= 1 and _inference_may_read(init))
+                (heavy if may_read else keep).append(init)
+            else:
+                (heavy if math.prod(init.dims) > _INLINE_ELEMENTS else keep).append(init)
         if not heavy:
             continue
-        heavy_names = {i.name for i in heavy}
-        keep = [i for i in graph.initializer if i.name not in heavy_names]
         del graph.initializer[:]
         graph.initializer.extend(keep)
         declared = {v.name for v in graph.input}
+        add = graph.input.add  # field by field: a large export has tens of thousands of these
         for init in heavy:
             if init.name not in declared:
-                graph.input.append(onnx.helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
+                value = add()
+                value.name = init.name
+                tensor_type = value.type.tensor_type
+                tensor_type.elem_type = init.data_type
+                shape = tensor_type.shape
+                shape.SetInParent()
+                for size in init.dims:
+                    shape.dim.add().dim_value = size
 
 
 def strip_model(model: onnx.ModelProto, paths: list[str]) -> None:
@@ -83,13 +115,14 @@ def strip_model(model: onnx.ModelProto, paths: list[str]) -> None:
     swap_heavy_initializers(model, paths)
 
 
-def run_onnx_inference(model: onnx.ModelProto, strict: bool = False) -> onnx.ModelProto:
+def run_onnx_inference(model: onnx.ModelProto | bytes, strict: bool = False) -> onnx.ModelProto:
     """ONNX's C++ inference with data propagation; large models through the path API.
 
     Runs under a memory ceiling; if data propagation runs out of it (a huge 1-D
     tensor can ask for a dim per element), inference runs again without it.
+    A serialized model is passed on as it is (onnx would serialize a ModelProto again).
     """
-    size = model.ByteSize()
+    size = len(model) if isinstance(model, bytes) else model.ByteSize()
     try:
         with memory_ceiling(engine_headroom(size)):
             return _onnx_inference(model, size, strict, data_prop=True)
@@ -98,7 +131,7 @@ def run_onnx_inference(model: onnx.ModelProto, strict: bool = False) -> onnx.Mod
             return _onnx_inference(model, size, strict, data_prop=False)
 
 
-def _onnx_inference(model: onnx.ModelProto, size: int, strict: bool, data_prop: bool) -> onnx.ModelProto:
+def _onnx_inference(model: onnx.ModelProto | bytes, size: int, strict: bool, data_prop: bool) -> onnx.ModelProto:
     if size < 2**31 - 1:
         return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=strict, data_prop=data_prop)
     import tempfile
@@ -106,21 +139,64 @@ def _onnx_inference(model: onnx.ModelProto, size: int, strict: bool, data_prop: 
 
     with tempfile.TemporaryDirectory(prefix="onnx-lint-") as tmp:
         src, dst = Path(tmp, "in.onnx"), Path(tmp, "out.onnx")
-        onnx.save_model(model, src)
+        if isinstance(model, bytes):
+            src.write_bytes(model)
+        else:
+            onnx.save_model(model, src)
         onnx.shape_inference.infer_shapes_path(str(src), str(dst), check_type=False, strict_mode=strict,
                                                data_prop=data_prop)
         return onnx.load_model(dst, load_external_data=False)
 
 
-def collect_values(model: onnx.ModelProto, paths: list[str]) -> dict[str, dict[str, onnx.ValueInfoProto]]:
+class GraphValues(Mapping[str, onnx.ValueInfoProto]):
+    """Tensor name -> the ValueInfoProto inference left for it in one graph (outputs over inputs over
+    value_info, as a dict updated in that order would hold them).
+
+    The value_info table (an entry per node output: 100k on a large model, ~0.1 s to
+    build) is built only when a name is not among the inputs and outputs; the rules
+    on a model without value_info of its own never ask for one.
+    """
+
+    def __init__(self, graph: onnx.GraphProto) -> None:
+        self._graph = graph
+        self._ends = {v.name: v for v in graph.input}
+        self._ends.update((v.name, v) for v in graph.output if v.HasField("type"))
+        self._all: dict[str, onnx.ValueInfoProto] | None = None
+
+    def _table(self) -> dict[str, onnx.ValueInfoProto]:
+        if self._all is None:
+            self._all = {v.name: v for v in self._graph.value_info}
+            self._all.update(self._ends)
+        return self._all
+
+    def get(self, name: str, default: onnx.ValueInfoProto | None = None) -> onnx.ValueInfoProto | None:  # type: ignore[override]
+        found = self._ends.get(name)
+        return found if found is not None else self._table().get(name, default)
+
+    def __getitem__(self, name: str) -> onnx.ValueInfoProto:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._ends or name in self._table()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+    def listed(self) -> int:
+        """How many value_info entries inference wrote (the stripped graph had none; each names one node
+        output, graph outputs included), counted without building the table."""
+        return len(self._graph.value_info)
+
+
+def collect_values(model: onnx.ModelProto, paths: list[str]) -> dict[str, GraphValues]:
     """Per graph path: tensor name -> the ValueInfoProto inference left for it."""
-    table: dict[str, dict[str, onnx.ValueInfoProto]] = {}
-    for scope in scopes_at(model, paths):
-        values = {v.name: v for v in scope.graph.value_info}
-        values.update((v.name, v) for v in scope.graph.input)
-        values.update((v.name, v) for v in scope.graph.output if v.HasField("type"))
-        table[scope.path] = values
-    return table
+    return {scope.path: GraphValues(scope.graph) for scope in scopes_at(model, paths)}
 
 
 def parse_strict_errors(text: str) -> list[tuple[str, str | None, str]]:
@@ -150,17 +226,17 @@ class ShapeOracle:
     loaded: LoadedModel
     notes: list[EngineNote] = field(default_factory=list)
     _stripped_bytes: bytes = b""
-    _values: dict[str, dict[str, onnx.ValueInfoProto]] = field(default_factory=dict)
+    _values: dict[str, GraphValues] = field(default_factory=dict)
     _info_cache: dict[Key, TensorInfo | None] = field(default_factory=dict)
     _symbolic: dict[str, TensorInfo] | None = None
-    _pinned: dict[int, dict[str, dict[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
-    _named_pins: dict[int, tuple[dict[str, int], dict[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
+    _pinned: dict[int, dict[str, GraphValues]] = field(default_factory=dict)
+    _named_pins: dict[int, tuple[dict[str, int], Mapping[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
     _strict: list[tuple[str, str | None, str]] | None = None
     probe_result: ProbeResult | None = None
-    _annotated: dict[str, dict[str, onnx.ValueInfoProto]] | None = None
+    _annotated: dict[str, GraphValues] | None = None
     inferred: onnx.ModelProto | None = None
     paths: list[str] = field(default_factory=list)
-    _input_counts: dict[str, int] = field(default_factory=dict)
+    _initializers: dict[str, dict[str, onnx.TensorProto | onnx.SparseTensorProto]] | None = None
 
     def __post_init__(self) -> None:
         self.paths = self.loaded.scope_paths
@@ -168,28 +244,32 @@ class ShapeOracle:
         strip_model(stripped, self.paths)
         self._stripped_bytes = stripped.SerializeToString()
         try:
-            inferred = run_onnx_inference(stripped)
+            inferred = run_onnx_inference(self._stripped_bytes)
         except Exception as exc:  # onnx raises bare RuntimeErrors for malformed graphs
             self.notes.append(EngineNote(ENGINE_ONNX, _first_line(exc)))
             inferred = stripped
         self.inferred = inferred
         self._values = collect_values(inferred, self.paths)
-        self._input_counts = {scope.path: len(scope.graph.input) for scope in scopes_at(inferred, self.paths)}
 
     # -- ONNX inference ---------------------------------------------------------
-    def values(self, graph: str) -> dict[str, onnx.ValueInfoProto]:
+    def values(self, graph: str) -> Mapping[str, onnx.ValueInfoProto]:
         return self._values.get(graph, {})
 
     def inferred_entries(self, graph: str) -> int:
-        """How many tensors inference typed in a graph, graph inputs not counted."""
-        return len(self._values.get(graph, {})) - self._input_counts.get(graph, 0)
+        """How many node outputs inference listed in a graph (at most one entry each)."""
+        values = self._values.get(graph)
+        return values.listed() if values is not None else 0
 
     def derived(self, graph: str, name: str) -> tuple[TensorInfo | None, str | None]:
         """Derived type of a tensor and the engine that derived it."""
         key = (graph, name)
         if key not in self._info_cache:
-            value = self._values.get(graph, {}).get(name)
-            self._info_cache[key] = tensor_info(value.type) if value is not None and value.HasField("type") else None
+            values = self._values.get(graph)
+            value = values.get(name) if values is not None else None
+            if value is not None and value.HasField("type"):
+                self._info_cache[key] = tensor_info(value.type)
+            else:  # an initializer's type is the file's own fact (dynamo exports annotate them)
+                self._info_cache[key] = self._initializer_info(graph, name)
         info = self._info_cache[key]
         if info is not None and info.rank is not None:
             return info, ENGINE_ONNX
@@ -199,13 +279,28 @@ class ShapeOracle:
             return merged, ENGINE_SYMBOLIC
         return info, (ENGINE_ONNX if info is not None else None)
 
+    def _initializer_info(self, graph: str, name: str) -> TensorInfo | None:
+        """Type and dims of the graph's own initializer ``name`` (inference never lists those)."""
+        if self._initializers is None:
+            self._initializers = {}
+            for scope in self.loaded.scopes:
+                table = {t.name: t for t in scope.graph.initializer}
+                table.update((s.values.name, s) for s in scope.graph.sparse_initializer)
+                self._initializers[scope.path] = table
+        tensor = self._initializers.get(graph, {}).get(name)
+        if isinstance(tensor, onnx.SparseTensorProto):
+            return TensorInfo(tensor.values.data_type, tuple(tensor.dims))
+        return TensorInfo(tensor.data_type, tuple(tensor.dims)) if tensor is not None else None
+
     # -- ONNX Runtime symbolic inference (fallback) -----------------------------
     def ensure_symbolic(self) -> None:
         """Run ONNX Runtime's symbolic inference once, on the stripped main graph."""
         if self._symbolic is not None:
             return
         self._symbolic = {}
-        result = run_symbolic_inference(onnx.ModelProto.FromString(self._stripped_bytes))
+        model = onnx.ModelProto.FromString(self._stripped_bytes)
+        swap_heavy_initializers(model, self.paths, all_external=True)
+        result = run_symbolic_inference(model)
         if isinstance(result, str):
             self.notes.append(EngineNote(ENGINE_SYMBOLIC, result))
             return
@@ -230,7 +325,7 @@ class ShapeOracle:
         return self.probe_result
 
     # -- dims pinned to two sizes -----------------------------------------------
-    def pinned(self, size: int) -> dict[str, dict[str, onnx.ValueInfoProto]]:
+    def pinned(self, size: int) -> dict[str, GraphValues]:
         """Inference with every dynamic dim of the main graph's inputs set to ``size``."""
         if size not in self._pinned:
             model = onnx.ModelProto.FromString(self._stripped_bytes)
@@ -251,12 +346,13 @@ class ShapeOracle:
         """The tensor's derived info under each pin size."""
         result = []
         for size in PIN_SIZES:
-            value = self.pinned(size).get(graph, {}).get(name)
+            values = self.pinned(size).get(graph)
+            value = values.get(name) if values is not None else None
             result.append(tensor_info(value.type) if value is not None and value.HasField("type") else None)
         return result
 
     # -- dims pinned to a distinct size each (symbolic names are claims) -------------
-    def named_pins(self, run: int = 0) -> tuple[dict[str, int], dict[str, onnx.ValueInfoProto]]:
+    def named_pins(self, run: int = 0) -> tuple[dict[str, int], Mapping[str, onnx.ValueInfoProto]]:
         """Inference with each dynamic input dim of the main graph pinned to its own prime.
 
         Returns the size each input dim *name* got and the main graph's derived values. Dims that
@@ -279,6 +375,7 @@ class ShapeOracle:
                     if name:
                         sizes[name] = size
                     dim.dim_value = size
+            values: Mapping[str, onnx.ValueInfoProto]
             try:
                 values = collect_values(run_onnx_inference(model), [ROOT]).get(ROOT, {})
             except Exception as exc:
@@ -309,13 +406,26 @@ class ShapeOracle:
         if self._strict is None:
             self._strict = []
             try:
-                run_onnx_inference(onnx.ModelProto.FromString(self._stripped_bytes), strict=True)
+                run_onnx_inference(self._stripped_bytes, strict=True)
             except Exception as exc:
                 self._strict = parse_strict_errors(str(exc))
         return self._strict
 
+    def rebind(self, loaded: LoadedModel) -> ShapeOracle:
+        """This oracle for a fixed copy of its model, whose declarations (only) changed.
+
+        Everything derived from the stripped copy (ONNX's inference, the pinned and
+        symbolic runs, the runtime probe) holds for the fixed model too, since a fix
+        never changes what the stripped copy contains; only inference that trusts the
+        declarations must run again.
+        """
+        bound = copy.copy(self)  # not dataclasses.replace: that would run the inference again
+        bound.loaded = loaded
+        bound._annotated = None
+        return bound
+
     # -- inference that trusts the declarations -----------------------------------
-    def annotated_values(self, graph: str) -> dict[str, onnx.ValueInfoProto]:
+    def annotated_values(self, graph: str) -> Mapping[str, onnx.ValueInfoProto]:
         """Inference on the model *with* its annotations: what strict tools get to see."""
         if self._annotated is None:
             model = self.loaded.fresh_copy()
@@ -356,10 +466,10 @@ def run_symbolic_inference(model: onnx.ModelProto) -> onnx.ModelProto | str:
     current directory when it gives up; the loop below is the same algorithm minus that.
     """
     try:
-        from onnxruntime.tools.symbolic_shape_infer import (
-            SymbolicShapeInference,
-            get_opset,
-        )
+        from onnx_lint.ort_symbolic import symbolic_shape_infer
+
+        module = symbolic_shape_infer()  # without onnxruntime's packages, which import torch
+        SymbolicShapeInference, get_opset = module.SymbolicShapeInference, module.get_opset
     except Exception as exc:  # onnxruntime or sympy missing
         return f"not available ({_first_line(exc)}); install onnx-lint[runtime]"
     logger = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")

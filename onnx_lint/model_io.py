@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ import onnx
 from google.protobuf.message import DecodeError
 
 from onnx_lint.errors import FixError, ModelLoadError
-from onnx_lint.graphs import GraphScope, cyclic_nodes, iter_scopes
+from onnx_lint.graphs import GraphScope, cyclic_nodes, iter_scopes, rebind_scopes
 from onnx_lint.model_file import stat_model_file
 
 
@@ -49,6 +50,15 @@ class LoadedModel:
     @property
     def has_external_data(self) -> bool:
         return bool(self.external_locations)
+
+    def with_annotations(self, data: bytes, model: onnx.ModelProto) -> LoadedModel:
+        """``model`` (parsed from ``data``): this model with other annotations, as a fix makes it.
+
+        Its scopes reuse this model's node scans: a fix never touches a node.
+        """
+        fixed = LoadedModel(self.path, data, model, self.external_locations)
+        fixed.__dict__["scopes"] = rebind_scopes(self.scopes, model)  # fills the cached_property
+        return fixed
 
     def fresh_copy(self) -> onnx.ModelProto:
         """A new, independent parse of the original bytes (cheaper than CopyFrom)."""
@@ -185,9 +195,9 @@ def validate_model(model: onnx.ModelProto, path: Path, scopes: list[GraphScope] 
     if model.ir_version >= 3 and not model.opset_import:
         raise ModelLoadError(shown, "not a usable ONNX model: it imports no opset")
     scopes = scopes if scopes is not None else list(iter_scopes(model))
-    check_initializers(scopes, shown)
+    external = check_initializers(scopes, shown)
     check_names(model, scopes, shown)
-    return check_external_data(scopes, path)
+    return check_external_data(external, path)
 
 
 # The typed field that holds a tensor's values when it has no raw_data, for the types that map 1:1.
@@ -199,22 +209,27 @@ _TYPED_FIELDS = {
 }
 
 
-def check_initializers(scopes: list[GraphScope], shown: str) -> None:
+def check_initializers(scopes: list[GraphScope], shown: str) -> list[onnx.TensorProto]:
     """Refuse tensors (initializers, sparse parts, Constant values) that cannot exist: a negative dim,
-    or data of the wrong size.
+    or data of the wrong size; return the external ones, for ``check_external_data``.
 
     Such a tensor makes every derived shape meaningless and ONNX Runtime refuses
     the model. Only lengths are compared; external data is checked by ``os.stat``.
     """
+    external: list[onnx.TensorProto] = []
     for kind, tensor in iter_tensors(scopes):
-        what = f"{kind} '{tensor.name}'"
-        if any(d < 0 for d in tensor.dims):
-            raise ModelLoadError(shown, f"{what} has a negative dim {list(tensor.dims)}")
-        if tensor.data_location == onnx.TensorProto.EXTERNAL or tensor.HasField("segment"):
+        dims = tensor.dims
+        if dims and min(dims) < 0:
+            raise ModelLoadError(shown, f"{kind} '{tensor.name}' has a negative dim {list(dims)}")
+        if tensor.data_location == onnx.TensorProto.EXTERNAL:
+            external.append(tensor)
+            continue
+        if tensor.HasField("segment"):
             continue
         problem = _data_size_problem(tensor)
         if problem:
-            raise ModelLoadError(shown, f"{what} {problem}")
+            raise ModelLoadError(shown, f"{kind} '{tensor.name}' {problem}")
+    return external
 
 
 def _data_size_problem(tensor: onnx.TensorProto) -> str | None:
@@ -340,66 +355,97 @@ def raw_size(data_type: int, count: int) -> int | None:
         return None
 
 
-def check_external_data(scopes: list[GraphScope], path: Path) -> list[str]:
+@dataclass
+class _ExternalUse:
+    """One external data file as the tensors see it: the first tensor naming it and the furthest byte any needs."""
+
+    first: str
+    needed: int = 0
+    needing: onnx.TensorProto | None = None  # the tensor itself: reading its name costs, per tensor
+    start: int = 0
+
+
+def check_external_data(tensors: list[onnx.TensorProto], path: Path) -> list[str]:
     """Refuse external references that escape the model folder, are missing or too short.
 
-    Only ``os.stat`` is used: no byte of any weights file is read.
+    Only ``os.stat`` is used: no byte of any weights file is read. A large export
+    has tens of thousands of tensors in one ``.data`` file, so each distinct
+    location is checked and stat-ed once, and per tensor there is only arithmetic.
     """
     shown = str(path)
-    folder = path.resolve().parent
-    locations: list[str] = []
-    for _kind, tensor in iter_tensors(scopes):
-        if tensor.data_location != onnx.TensorProto.EXTERNAL:
-            continue
-        info = {entry.key: entry.value for entry in tensor.external_data}
-        location = info.get("location", "")
-        where = f"tensor '{tensor.name}'"
-        if not location:
-            raise ModelLoadError(shown, f"{where} uses external data but names no file")
-        if "\0" in location:
-            raise ModelLoadError(shown, f"refusing {where}: external data location contains a NUL byte")
-        if os.path.isabs(location) or location.startswith(("/", "\\")) or (len(location) > 1 and location[1] == ":"):
-            raise ModelLoadError(
-                shown, f"refusing {where}: external data location '{location}' is an absolute path"
-            )
-        parts = Path(location.replace("\\", "/")).parts
-        if ".." in parts:
-            raise ModelLoadError(
-                shown, f"refusing {where}: external data location '{location}' escapes the model folder"
-            )
-        target = folder / location
-        resolved = target.resolve()
-        if resolved != folder and folder not in resolved.parents:
-            raise ModelLoadError(
-                shown,
-                f"refusing {where}: external data location '{location}' resolves outside the "
-                "model folder (symbolic link)",
-            )
+    uses: dict[str, _ExternalUse] = {}
+    for tensor in tensors:
+        location = offset_text = length_text = ""
+        for entry in tensor.external_data:  # a loop, not a dict: this runs once per tensor
+            key = entry.key
+            if key == "location":
+                location = entry.value
+            elif key == "offset":
+                offset_text = entry.value
+            elif key == "length":
+                length_text = entry.value
+        use = uses.get(location)
+        if use is None:
+            _check_location(shown, f"tensor '{tensor.name}'", location)
+            use = uses[location] = _ExternalUse(tensor.name)
         try:
-            found = resolved.stat()
-        except OSError:
-            raise ModelLoadError(shown, f"{where}: external data file '{location}' is missing") from None
-        if not resolved.is_file():
-            raise ModelLoadError(shown, f"{where}: external data location '{location}' is not a file")
-        try:
-            offset = int(info.get("offset", "0") or 0)
-            length = int(info["length"]) if info.get("length") else None
+            offset = int(offset_text) if offset_text else 0
+            length = int(length_text) if length_text else None
         except ValueError:
-            raise ModelLoadError(shown, f"{where}: external data offset/length are not integers") from None
+            raise ModelLoadError(shown, f"tensor '{tensor.name}': external data offset/length are not integers") from None
         if offset < 0 or (length is not None and length < 0):
-            raise ModelLoadError(shown, f"{where}: negative external data offset or length")
+            raise ModelLoadError(shown, f"tensor '{tensor.name}': negative external data offset or length")
         if length is None:
             length = raw_size(tensor.data_type, math.prod(tensor.dims))
         needed = offset + (length or 0)
-        if found.st_size < needed:
-            raise ModelLoadError(
-                shown,
-                f"{where}: external data file '{location}' has {found.st_size} bytes but the "
-                f"tensor needs bytes {offset}..{needed}",
-            )
-        if location not in locations:
-            locations.append(location)
-    return locations
+        if needed > use.needed:
+            use.needed, use.needing, use.start = needed, tensor, offset
+    if uses:
+        folder = path.resolve().parent
+        for location, use in uses.items():
+            _check_file(shown, folder, location, use)
+    return list(uses)
+
+
+def _check_location(shown: str, where: str, location: str) -> None:
+    """Refuse a location string that names no file or points outside the model folder by its text."""
+    if not location:
+        raise ModelLoadError(shown, f"{where} uses external data but names no file")
+    if "\0" in location:
+        raise ModelLoadError(shown, f"refusing {where}: external data location contains a NUL byte")
+    if os.path.isabs(location) or location.startswith(("/", "\\")) or (len(location) > 1 and location[1] == ":"):
+        raise ModelLoadError(
+            shown, f"refusing {where}: external data location '{location}' is an absolute path"
+        )
+    if ".." in Path(location.replace("\\", "/")).parts:
+        raise ModelLoadError(
+            shown, f"refusing {where}: external data location '{location}' escapes the model folder"
+        )
+
+
+def _check_file(shown: str, folder: Path, location: str, use: _ExternalUse) -> None:
+    """Resolve and stat one external data file: inside the folder, a regular file, long enough."""
+    where = f"tensor '{use.first}'"
+    resolved = (folder / location).resolve()
+    if resolved != folder and folder not in resolved.parents:
+        raise ModelLoadError(
+            shown,
+            f"refusing {where}: external data location '{location}' resolves outside the "
+            "model folder (symbolic link)",
+        )
+    try:
+        found = resolved.stat()
+    except OSError:
+        raise ModelLoadError(shown, f"{where}: external data file '{location}' is missing") from None
+    if not stat.S_ISREG(found.st_mode):
+        raise ModelLoadError(shown, f"{where}: external data location '{location}' is not a file")
+    if found.st_size < use.needed:
+        raise ModelLoadError(
+            shown,
+            f"tensor '{use.needing.name if use.needing else use.first}': external data file '{location}' has "
+            f"{found.st_size} bytes but the "
+            f"tensor needs bytes {use.start}..{use.needed}",
+        )
 
 
 class StagedWrite:

@@ -207,6 +207,19 @@ def _offset_past_end(folder: Path) -> Path:
     return _external(folder, "offset_past_end.onnx", "offset.bin", offset="4096", length=80)
 
 
+def _shared_file_short(folder: Path) -> Path:
+    """Several tensors in one file, checked with one stat: the tensor that runs past its end is named."""
+    first = _external(folder, "shared_short.onnx", "shared.bin", offset="0", length=60)
+    model = onnx.load(first, load_external_data=False)
+    for i, offset in enumerate((64, 128, 4096, 192)):
+        tensor = model.graph.initializer.add()
+        tensor.CopyFrom(model.graph.initializer[0])
+        tensor.name = f"tail{i}"
+        tensor.external_data[1].value = str(offset)
+    (folder / "shared.bin").write_bytes(b"\0" * 256)
+    return _write(folder, "shared_short.onnx", model)
+
+
 def _location_is_folder(folder: Path) -> Path:
     (folder / "weights_dir").mkdir(exist_ok=True)
     return _external(folder, "location_is_folder.onnx", "weights_dir")
@@ -309,6 +322,8 @@ CASES: list[Case] = [
     Case("symlinked-folder-external", "outside the model folder", _symlinked_folder_out),
     Case("short-external", "has 8 bytes", _short_data),
     Case("offset-past-end-external", "needs bytes 4096..4176", _offset_past_end),
+    Case("shared-file-short-external", "tensor 'tail2': external data file 'shared.bin' has 256 bytes but the "
+         "tensor needs bytes 4096..4156", _shared_file_short),
     Case("folder-external", "is not a file", _location_is_folder),
     Case("non-integer-length-external", "are not integers", _non_integer_length),
     Case("negative-offset-external", "negative external data offset", _negative_offset),

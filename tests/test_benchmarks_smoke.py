@@ -37,8 +37,14 @@ def test_quantize_vs_modelopt_benchmark_smoke(tmp_path):
 def test_performance_benchmark_smoke(tmp_path):
     table = _smoke("benchmarks/run.py", tmp_path, timeout=900)
     for row in ("mlp-1000", "transformer-1000-weak", "conv-symbolic-hw", "symbolic-fallback", "external-1gb",
+                "external-chain-1000", "external-chain-1000-weak", "resnet18-dynamo-style", "| resnet18_stale_output |",
                 "`--jobs 1` vs `--jobs 2`", "cold cache vs warm cache"):
         assert row in table
+
+
+def test_server_footprint_benchmark_smoke(tmp_path):
+    table = _smoke("benchmarks/server_footprint.py", tmp_path, timeout=300)
+    assert "main process RSS" in table and "| no |" in table  # onnx stays out of the server's own process
 
 
 def test_server_latency_benchmark_smoke(tmp_path):

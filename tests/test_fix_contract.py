@@ -51,6 +51,29 @@ def test_external_data_file_is_never_opened_by_check_or_fix(cli, tmp_path):
         "external.onnx", "external.onnx.data"]
 
 
+def test_the_checker_still_judges_models_with_external_data(tmp_path):
+    """With external data the full checker runs on the model with its external tensors as typed inputs
+    (their references were checked on load): it still refuses a broken graph, and reads no weight."""
+    path = defects.with_external_data(tmp_path)
+    watch = FileWatch(tmp_path / "external.onnx.data")
+    try:
+        stale = fixer._checker_error(path, ["graph"])  # the stale rank-0 output
+        model = onnx.load(path, load_external_data=False)
+        model.graph.output[0].CopyFrom(onnx.helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, ["batch", 256]))
+        onnx.save(model, tmp_path / "fixed.onnx")
+        fixed = fixer._checker_error(tmp_path / "fixed.onnx", ["graph"])
+        model.graph.node[0].input[0] = "nowhere"
+        onnx.save(model, tmp_path / "broken.onnx")
+        broken = fixer._checker_error(tmp_path / "broken.onnx", ["graph"])
+        events = watch.events()
+    finally:
+        watch.close()
+    assert stale is not None and "differ in rank: (2) vs (0)" in stale
+    assert fixed is None
+    assert broken is not None and "nowhere" in broken
+    assert events == []
+
+
 def test_failed_write_leaves_original_and_no_temporary_file(cli, save, monkeypatch):
     path = save(defects.stale_rank0_output())
     before = path.read_bytes()

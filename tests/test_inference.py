@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 
@@ -15,12 +17,13 @@ _PROBE = """
 import sys
 from onnx_lint.cli import main
 code = main(["check", sys.argv[1], "--no-cache", "--jobs", "1", "--quiet"])
-print("HEAVY:" + ",".join(m for m in ("onnxruntime", "sympy") if m in sys.modules))
+print("HEAVY:" + ",".join(m for m in ("onnxruntime", "onnxruntime.tools", "sympy", "torch") if m in sys.modules))
 """
 
 
-def _heavy_modules(path, cwd) -> str:
-    done = subprocess.run([sys.executable, "-c", _PROBE, str(path)], capture_output=True, text=True, cwd=cwd)
+def _heavy_modules(path, cwd, env=None) -> str:
+    done = subprocess.run([sys.executable, "-c", _PROBE, str(path)], capture_output=True, text=True, cwd=cwd,
+                          env=env)
     line = [ln for ln in done.stdout.splitlines() if ln.startswith("HEAVY:")]
     assert line, done.stdout + done.stderr
     return line[0][len("HEAVY:"):]
@@ -50,7 +53,39 @@ def test_a_run_answered_from_the_cache_does_not_import_onnx(save, tmp_path):
 
 
 def test_symbolic_fallback_runs_only_where_onnx_gives_up(save, tmp_path):
-    assert "onnxruntime" in _heavy_modules(save(defects.symbolic_fallback(), "gelu.onnx"), tmp_path)
+    """ONNX Runtime's symbolic engine (it needs sympy) runs, loaded from its file: the runtime itself is
+    not imported, nor the ``onnxruntime.tools`` package."""
+    assert _heavy_modules(save(defects.symbolic_fallback(), "gelu.onnx"), tmp_path) == "sympy"
+
+
+def test_initializer_value_info_is_proven_by_the_file(save, tmp_path, cli):
+    """Dynamo exports annotate initializers; the tensors prove those entries, no fallback engine runs."""
+    assert _heavy_modules(save(defects.dynamo_style_conv()), tmp_path) == ""
+    stale = save(defects.dynamo_style_conv(bias_declared=(5,)), "stale.onnx")
+    run = cli("check", str(stale), "--no-cache", "--output-format", "json")
+    assert [(d["code"], d["location"]["tensor"], d["engine"]) for d in run.json()] == [
+        ("OL005", "conv.bias", "onnx")]
+    assert _heavy_modules(stale, tmp_path) == ""
+
+
+_TRIPWIRE = "raise ImportError('torch was imported')\n"
+
+
+def test_the_symbolic_fallback_never_imports_torch(save, tmp_path):
+    """``onnxruntime.tools``' package __init__ imports torch whenever it is installed (1-2 s); the
+    fallback loads its module without that package. A tripwire ``torch`` stands for an installed one."""
+    site = tmp_path / "site"
+    (site / "torch").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text(_TRIPWIRE)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    tripped = subprocess.run([sys.executable, "-c", "import onnxruntime.tools"], capture_output=True, text=True,
+                             env=env)
+    assert "torch was imported" in tripped.stderr  # the tripwire is real: the package would import it
+    path = save(defects.symbolic_fallback(), "gelu.onnx")
+    assert _heavy_modules(path, tmp_path, env) == "sympy"
+    run = subprocess.run([sys.executable, "-m", "onnx_lint", "check", str(path), "--no-cache",
+                          "--output-format", "json"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert ("OL001", "onnxruntime-symbolic") in [(d["code"], d["engine"]) for d in json.loads(run.stdout)]
 
 
 def test_symbolic_inference_writes_no_file_even_when_it_fails(tmp_path, monkeypatch):
@@ -66,7 +101,9 @@ def test_lint_never_loads_weight_bytes(tmp_path):
     oracle = ShapeOracle(read_model(path))
     inferred = oracle.inferred
     assert all(not init.raw_data for init in inferred.graph.initializer)
-    assert "W" in {v.name for v in inferred.graph.input}
+    # W[64,256] stays an external initializer (no bytes in memory); inference reads only its type.
+    assert [i.name for i in inferred.graph.initializer] == ["W"] and inferred.graph.initializer[0].external_data
+    assert oracle.derived("graph", "Y")[0].dims == ("batch", 256)
 
 
 def test_large_embedded_initializers_are_not_fed_to_inference(tmp_path):
@@ -77,3 +114,49 @@ def test_large_embedded_initializers_are_not_fed_to_inference(tmp_path):
     onnx.save(model, path)
     oracle = ShapeOracle(read_model(path))
     assert "big" not in {i.name for i in oracle.inferred.graph.initializer}
+
+
+def _external_concat_behind_gelu(folder):
+    """Two external weight matrices concatenated, then a com.microsoft Gelu and a stale rank-0 output:
+    only ONNX Runtime's symbolic engine derives the output, and its Concat handler reads initializer values."""
+    import numpy as np
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    weights = [onnx.numpy_helper.from_array(np.full((4, 8), i, np.float32), f"w{i}") for i in range(2)]
+    graph = h.make_graph(
+        [h.make_node("Concat", ["w0", "w1"], ["table"], axis=0),
+         h.make_node("MatMul", ["X", "table"], ["mm"]),
+         h.make_node("Gelu", ["mm"], ["Y"], domain="com.microsoft")],
+        "g", [h.make_tensor_value_info("X", T.FLOAT, ["batch", 8])], [h.make_tensor_value_info("Y", T.FLOAT, [])],
+        weights)
+    model = h.make_model(graph, ir_version=8, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
+    path = folder / "model.onnx"
+    onnx.save_model(model, path, save_as_external_data=True, location="weights.bin", size_threshold=0)
+    return path
+
+
+def test_no_engine_reads_external_weights(tmp_path):
+    """External weight matrices stay initializers for ONNX's inference (it never reads them); ONNX Runtime's
+    engine gets them as typed inputs, since it would read them relative to the working folder."""
+    from inotify import FileWatch
+
+    folder, cwd = tmp_path / "m", tmp_path / "cwd"
+    folder.mkdir()
+    cwd.mkdir()
+    path = _external_concat_behind_gelu(folder)
+    (cwd / "weights.bin").write_bytes((folder / "weights.bin").read_bytes())  # what a relative read would hit
+    watches = [FileWatch(folder / "weights.bin"), FileWatch(cwd / "weights.bin")]
+    try:
+        run = subprocess.run([sys.executable, "-m", "onnx_lint", "check", str(path), "--no-cache",
+                              "--output-format", "json"], capture_output=True, text=True, cwd=cwd)
+        events = [e for w in watches for e in w.events()]
+    finally:
+        for w in watches:
+            w.close()
+    assert events == []
+    found = {(d["code"], d["engine"]) for d in json.loads(run.stdout)}
+    assert ("OL001", "onnxruntime-symbolic") in found, run.stdout + run.stderr
+    oracle = ShapeOracle(read_model(path))
+    assert {i.name for i in oracle.inferred.graph.initializer} == {"w0", "w1"}  # rank 2: left as they are
+    assert oracle.derived("graph", "table")[0].dims == (8, 8)

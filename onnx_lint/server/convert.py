@@ -14,8 +14,8 @@ from urllib.parse import quote, unquote, urlsplit
 from lsprotocol import types as lsp
 
 from onnx_lint.diagnostics import Diagnostic, Severity
-from onnx_lint.rules import get_rule
-from onnx_lint.server.text_view import Anchor, ModelView
+from onnx_lint.rules import rule_url
+from onnx_lint.server.view_model import Anchor, ModelView
 
 SOURCE = "onnx-lint"
 VIEW_SCHEME = "onnx-lint"
@@ -63,7 +63,7 @@ def fix_key(diagnostic: Diagnostic) -> list[Any]:
 def to_lsp(diagnostic: Diagnostic, model_uri: str, view: ModelView | None = None,
            utf16: bool = True) -> lsp.Diagnostic:
     """One LSP diagnostic; ``view`` given: ranged on the textual view, else at line 0 of the file."""
-    rule = get_rule(diagnostic.code)
+    url = rule_url(diagnostic.code)
     anchor = view.find(diagnostic.location.path, diagnostic.location.tensor) if view is not None else None
     where = diagnostic.location.display()
     message = diagnostic.message if view is not None else f"{where}: {diagnostic.message}"
@@ -74,7 +74,7 @@ def to_lsp(diagnostic: Diagnostic, model_uri: str, view: ModelView | None = None
         message=message,
         severity=_SEVERITY[diagnostic.severity],
         code=diagnostic.code,
-        code_description=lsp.CodeDescription(href=rule.url()) if rule else None,
+        code_description=lsp.CodeDescription(href=url) if url else None,
         source=SOURCE,
         data={
             "uri": model_uri,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from onnx_lint.diagnostics import Diagnostic
-from onnx_lint.server.text_view import ModelView
+from onnx_lint.server.view_model import ModelView
 
 CACHE_ENTRIES = 256
 _CHUNK = 1 << 20

@@ -31,25 +31,19 @@ from onnx_lint.diagnostics import Diagnostic
 from onnx_lint.errors import ConfigError, ModelLoadError
 from onnx_lint.file_result import unreadable_diagnostic
 from onnx_lint.model_file import stat_model_file
-from onnx_lint.rules import ALL_RULES, get_rule
-from onnx_lint.server import jobs
+from onnx_lint.rules import CODES, rule_explanation
 from onnx_lint.server.convert import to_lsp, view_model_path, view_uri
 from onnx_lint.server.results import Outcome, OutcomeCache, file_digest, stat_key
 from onnx_lint.server.settings import SECTION, ServerSettings
-from onnx_lint.server.text_view import ModelView
-from onnx_lint.server.workers import (
-    CANCEL_GRACE_S,
-    JobFailed,
-    Worker,
-    WorkerCrashed,
-    WorkerPool,
-)
+from onnx_lint.server.view_model import ModelView
+from onnx_lint.server.workers import CANCEL_GRACE_S, JobFailed, Worker, WorkerCrashed, WorkerPool
+from onnx_lint.server.workers import jobs_by_name as jobs
 
 FIX_ALL_KIND = "source.fixAll.onnx-lint"
 REQUEST_FAILED = -32803
 REQUEST_CANCELLED = -32800
 POLL_INTERVAL_S = 1.0
-ALL_CODES = [r.code for r in ALL_RULES]
+ALL_CODES = list(CODES)
 
 
 def _pool_size() -> int:
@@ -591,8 +585,7 @@ def create_server() -> OnnxLintServer:
         parts = []
         for diagnostic in outcome.diagnostics:
             if _range_overlaps(to_lsp(diagnostic, "", view, ls.utf16()).range, here):
-                rule = get_rule(diagnostic.code)
-                parts.append(f"**{diagnostic.code}** {diagnostic.message}\n\n" + (rule.explanation() if rule else ""))
+                parts.append(f"**{diagnostic.code}** {diagnostic.message}\n\n" + (rule_explanation(diagnostic.code) or ""))
         if not parts:
             return None
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))

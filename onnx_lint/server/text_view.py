@@ -5,96 +5,20 @@ view is ``onnx.printer``'s output, and a walk over the model in step with the
 printed lines records where each graph input, output, value_info and node
 is (an *anchor*), keyed by the same graph paths the diagnostics use.
 
-Initializer data is replaced by a size note before printing: a real model's
-weights would otherwise make the view hundreds of megabytes of numbers.
+Weights are shown by their size (``onnx_lint.text_form``, the printer ``--diff`` uses
+too): a real model's weights would otherwise make the view hundreds of megabytes of numbers.
 """
 
 from __future__ import annotations
 
-import functools
-import math
-from dataclasses import dataclass, field
-
 import onnx
-import onnx.printer
 
 from onnx_lint.graphs import ROOT
+from onnx_lint.server.view_model import Anchor, ModelView
+from onnx_lint.text_form import model_text
 
-# Initializers with more elements than this are shown by their size, not their values.
-SHOWN_ELEMENTS = 16
 _NAME_BEFORE = " ,(<[\t"
 _NAME_AFTER = " ,)>=]\t"
-
-
-@dataclass(frozen=True)
-class Anchor:
-    """A span on one line of the view (0-based line, character offsets in code points)."""
-
-    line: int
-    start: int
-    end: int
-
-
-@dataclass
-class ModelView:
-    """The text, and where each location path (and each produced tensor) appears in it."""
-
-    text: str
-    anchors: dict[str, Anchor] = field(default_factory=dict)
-    mapped: bool = True
-
-    @functools.cached_property
-    def lines(self) -> list[str]:
-        return self.text.split("\n")
-
-    def find(self, path: str, tensor: str | None = None) -> Anchor:
-        """The best anchor for a diagnostic location: exact, then the producer, then the graph."""
-        if path in self.anchors:
-            return self.anchors[path]
-        if tensor is not None and f"{path}#{tensor}" in self.anchors:
-            return self.anchors[f"{path}#{tensor}"]
-        graph = path
-        while graph:
-            if graph in self.anchors:
-                return self.anchors[graph]
-            graph = graph.rpartition("/")[0]
-        return Anchor(0, 0, 0)
-
-    def to_json(self) -> dict:
-        return {"text": self.text, "mapped": self.mapped,
-                "anchors": {k: [a.line, a.start, a.end] for k, a in self.anchors.items()}}
-
-    @classmethod
-    def from_json(cls, data: dict) -> ModelView:
-        return cls(data["text"], {k: Anchor(*v) for k, v in data["anchors"].items()}, data["mapped"])
-
-
-
-def _without_weights(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy whose large initializers print as a size note instead of their values."""
-    view = onnx.ModelProto()
-    view.CopyFrom(model)
-    graphs = [view.graph]
-    while graphs:
-        graph = graphs.pop()
-        for tensor in graph.initializer:
-            if tensor.data_location == onnx.TensorProto.EXTERNAL or math.prod(tensor.dims) <= SHOWN_ELEMENTS:
-                continue
-            size = len(tensor.raw_data) if tensor.HasField("raw_data") else math.prod(tensor.dims)
-            unit = "bytes" if tensor.HasField("raw_data") else "values"
-            for name in ("raw_data", "float_data", "int32_data", "int64_data", "double_data",
-                         "uint64_data", "string_data"):
-                tensor.ClearField(name)
-            tensor.data_location = onnx.TensorProto.EXTERNAL
-            note = tensor.external_data.add()
-            note.key, note.value = "not shown", f"{size:,} {unit}"
-        for node in graph.node:
-            for attr in node.attribute:
-                if attr.type == onnx.AttributeProto.GRAPH:
-                    graphs.append(attr.g)
-                elif attr.type == onnx.AttributeProto.GRAPHS:
-                    graphs.extend(attr.graphs)
-    return view
 
 
 def _name_span(line: str, name: str, start: int) -> tuple[int, int] | None:
@@ -204,7 +128,7 @@ def _main_header(lines: list[str]) -> int:
 
 def render_view(model: onnx.ModelProto) -> ModelView:
     """The view of a model; ``mapped`` is false when the layout could not be followed."""
-    text = onnx.printer.to_text(_without_weights(model))
+    text = model_text(model)
     lines = text.split("\n")
     walker = _Walker(lines)
     walker.anchors["model"] = Anchor(0, 0, len(lines[0]))

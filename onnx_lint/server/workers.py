@@ -21,11 +21,37 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 # Spawn, not fork: the server has threads (pygls' reader), and forking them is unsafe.
 _CONTEXT = multiprocessing.get_context("spawn")
 CANCEL_GRACE_S = 10.0
+
+
+@dataclass(frozen=True)
+class JobRef:
+    """A job function of ``onnx_lint.server.jobs``, by name: it pickles as its name, and only the worker
+    that calls it imports the jobs module (and onnx with it), never the server's own process."""
+
+    name: str
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from onnx_lint.server import jobs
+
+        return getattr(jobs, self.name)(*args, **kwargs)
+
+
+class _JobsByName:
+    """``jobs_by_name.lint_job`` is ``JobRef("lint_job")``: the server names jobs as if it imported them."""
+
+    def __getattr__(self, name: str) -> JobRef:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return JobRef(name)
+
+
+jobs_by_name = _JobsByName()
 
 
 class WorkerCrashed(Exception):
