@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib.util
 import inspect
 from pathlib import Path
 from typing import Any
@@ -35,16 +34,18 @@ def rule_url(code: str) -> str | None:
 def rule_explanation(code: str) -> str | None:
     """What ``Rule.explanation()`` says (the rule module's docstring), read from the module's source.
 
-    Rule modules are named ``<code>_<name>``; parsing one costs a millisecond, importing it imports onnx.
+    Rule modules are named ``<code>_<words>.py``; parsing one costs a millisecond, importing it imports onnx.
     """
     row = _ROWS.get(code)
     if row is None:
         return None
-    spec = importlib.util.find_spec(f"{__name__}.{code.lower()}_{row[1].replace('-', '_')}")
-    if spec is None or spec.origin is None:
+    modules = sorted(Path(__file__).parent.glob(f"{code.lower()}_*.py"))
+    if not modules:
         return inspect.cleandoc(row[2])
-    docstring = ast.get_docstring(ast.parse(Path(spec.origin).read_text(encoding="utf-8")), clean=False)
+    docstring = ast.get_docstring(ast.parse(modules[0].read_text(encoding="utf-8")), clean=False)
     return inspect.cleandoc(docstring or row[2])
+
+
 _REGISTRY = ("ALL_RULES", "RULES_BY_CODE", "get_rule")
 
 
