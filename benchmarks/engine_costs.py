@@ -19,11 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from real_models import all_real_models
+from real_models import all_real_models  # noqa: E402
 
-from onnx_lint import inference
-from onnx_lint.linter import lint_file
-from onnx_lint.rules import ALL_RULES
+from onnx_lint import inference  # noqa: E402
+from onnx_lint.linter import lint_file  # noqa: E402
+from onnx_lint.rules import ALL_RULES  # noqa: E402
 
 _spent: dict[str, float] = defaultdict(float)
 _count: dict[str, int] = defaultdict(int)

@@ -69,8 +69,9 @@ def document_images(count: int, size: int, seed: int = 0) -> np.ndarray:
 
 
 def cases(samples: int, smoke: bool, tmp: Path) -> list[tuple[str, Path, dict[str, np.ndarray], str]]:
-    from examples.defects import weakly_typed_mlp
     from real_models import package_models
+
+    from examples.defects import weakly_typed_mlp
 
     seed = tmp / "weakly_typed_mlp.onnx"
     onnx.save(weakly_typed_mlp(), seed)

@@ -118,7 +118,7 @@ async def run(sizes: list[int], repeat: int, folder: Path) -> list[dict]:
 
 
 def markdown(rows: list[dict], repeat: int) -> str:
-    lines = [f"| model | nodes | server, cold (s) | CLI `check` (s) | cold / CLI | server, cached re-open (ms) |",
+    lines = ["| model | nodes | server, cold (s) | CLI `check` (s) | cold / CLI | server, cached re-open (ms) |",
              "|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['model']} | {r['nodes']:,} | {r['cold']:.3f} | {r['cli']:.3f} | "

@@ -21,6 +21,7 @@ import onnx
 import onnx.checker
 
 from onnx_lint.edits import SortNodes
+from onnx_lint.errors import first_line
 from onnx_lint.graphs import ROOT, out_of_order_nodes, scopes_at, subgraph_attributes
 from onnx_lint.inference import swap_heavy_initializers
 from onnx_lint.model_io import LoadedModel
@@ -39,11 +40,6 @@ class CheckerFinding:
     what: str  # "node", "input", "output", "value_info", "initializer" or "model"
     name: str
     message: str
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0].strip() if text else type(exc).__name__
 
 
 def light_copy(loaded: LoadedModel, sort: bool = True) -> onnx.ModelProto:
@@ -68,7 +64,7 @@ def _check(data: bytes) -> str | None:
     try:
         onnx.checker.check_model(data)
     except Exception as exc:  # the checker raises ValidationError, and ValueError for oversized protos
-        return _first_line(exc)
+        return first_line(exc)
     return None
 
 
@@ -118,11 +114,12 @@ def checker_errors(loaded: LoadedModel) -> list[CheckerFinding]:
     return found
 
 
-def _collect(found: list[CheckerFinding], check: Callable[[], None], graph: str, index: int | None, what: str, name: str) -> None:
+def _collect(found: list[CheckerFinding], check: Callable[[], None], graph: str, index: int | None, what: str,
+             name: str) -> None:
     try:
         check()
     except Exception as exc:
-        message = _first_line(exc)
+        message = first_line(exc)
         if SORT_MESSAGE not in message and DANGLING_OUTPUT_MESSAGE not in message:
             found.append(CheckerFinding(graph, index, what, name, message))
 

@@ -300,13 +300,13 @@ def _cache(job: Job):
 
 def cached_result(job: Job):
     """The file's result from the cache, or None when it must be linted (or has something to fix)."""
-    from onnx_lint.file_result import FileResult
+    from onnx_lint.file_result import FileResult, is_unreadable
 
     cache = _cache(job)
     cached = cache.get(job.path, job.display) if cache is not None else None
     if cached is None or ((job.fix or job.diff) and any(d.fixable for d in cached)):
         return None
-    return FileResult(job.path, job.display, cached, unreadable=any(d.code == "OL000" for d in cached))
+    return FileResult(job.path, job.display, cached, unreadable=any(map(is_unreadable, cached)))
 
 
 def process_job(job: Job):

@@ -192,7 +192,8 @@ def _codes(value: Any, key: str, where: str) -> tuple[str, ...]:
     codes = tuple(v.strip().upper() for v in value)
     for code in codes:
         if not _SELECTOR.fullmatch(code):
-            raise ConfigError(f"'{key}' in {where}: {code!r} is not a rule selector (like \"OL001\", \"OL00\" or \"ALL\")")
+            raise ConfigError(f"'{key}' in {where}: {code!r} is not a rule selector "
+                              '(like "OL001", "OL00" or "ALL")')
     return codes
 
 

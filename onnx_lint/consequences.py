@@ -13,6 +13,7 @@ from pathlib import Path
 
 import onnx
 
+from onnx_lint.errors import first_line
 from onnx_lint.graphs import GraphScope
 
 # Operators the quantizer and the FP16 converters never rewrite: they run as they are.
@@ -60,8 +61,7 @@ def model_accepted(path: Path, data: bytes, has_external_data: bool) -> tuple[bo
         else:
             onnx.checker.check_model(onnx.ModelProto.FromString(data), full_check=True)
     except Exception as exc:
-        text = str(exc).strip()
-        return False, f"onnx.checker fails: {text.splitlines()[0][:200] if text else type(exc).__name__}"
+        return False, f"onnx.checker fails: {first_line(exc, 200)}"
     if has_external_data or not runtime_available():
         return True, "onnx.checker (full) accepts it"
     error = runtime_load_error(path)

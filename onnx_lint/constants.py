@@ -83,21 +83,10 @@ def node_label(node: onnx.NodeProto) -> str:
     return node.name or f"<unnamed {node.op_type}>"
 
 
-def node_location_path(scope_path: str, index: int) -> str:
-    return f"{scope_path}/node[{index}]"
-
-
-def iter_nodes(scopes: list[GraphScope]) -> Iterator[tuple[GraphScope, int, onnx.NodeProto]]:
-    for scope in scopes:
-        for i, node in enumerate(scope.graph.node):
-            yield scope, i, node
-
-
 class ConstantLookup:
     """Constants visible from each graph (its own, then its enclosing graphs'), built on first use."""
 
-    def __init__(self, scopes: list[GraphScope]) -> None:
-        self._scopes = {scope.path: scope for scope in scopes}
+    def __init__(self) -> None:
         self._tables: dict[str, dict[str, ConstantTensor]] = {}
 
     def table(self, scope: GraphScope) -> dict[str, ConstantTensor]:

@@ -190,7 +190,7 @@ class LintContext:
         for decl in decls:
             if not decl.comparable or decl.rank_mismatch:
                 continue
-            for i, (want, got) in enumerate(zip(decl.declared.dims, decl.derived.dims)):  # type: ignore[union-attr]
+            for i, (want, got) in enumerate(zip(*decl.dims_pair)):
                 run = self._run_evidence(decl, i)
                 if isinstance(want, str):
                     if run is not None and want in self.input_dim_claims and run[0] != want:
@@ -270,7 +270,7 @@ class LintContext:
             if all(isinstance(g, int) for g in got) and len(set(got)) > 1:
                 pins = ", ".join(f"{g} when they are {p}" for g, p in zip(got, PIN_SIZES))
                 decl.conflicts.append(DimConflict(
-                    i, decl.declared.dims[i], decl.derived.dims[i], "pinned",  # type: ignore[union-attr]
+                    i, decl.dims_pair[0][i], decl.dims_pair[1][i], "pinned",
                     f"it changes with the dynamic input dims ({pins})"))
                 decl.engine = "onnx, dynamic dims pinned"
 
@@ -287,7 +287,7 @@ class LintContext:
         for decl in decls:
             if not decl.comparable or decl.rank_mismatch:
                 continue
-            for i, (want, got) in enumerate(zip(decl.declared.dims, decl.derived.dims)):  # type: ignore[union-attr]
+            for i, (want, got) in enumerate(zip(*decl.dims_pair)):
                 if isinstance(want, str) and isinstance(got, int):
                     uses[(decl.graph, want)].append((decl, i, got))
         for (_graph, name), entries in uses.items():
@@ -329,7 +329,7 @@ class LintContext:
             if None in pinned or len(set(pinned)) < 2:
                 continue
             shown = ", ".join(f"{size} for '{decl.name}'" for (decl, _), size in zip(entries, pinned))
-            for (decl, i), size in zip(entries, pinned):
+            for decl, i in entries:
                 decl.conflicts.append(DimConflict(
                     i, name, decl.dims_pair[1][i], "param-reuse",
                     f"dim_param '{name}' is used for dims the graph computes as {shown}, with the dynamic "
@@ -348,7 +348,8 @@ class LintContext:
                 out.append(got)
                 continue
             want = declared[i] if declared is not None and len(declared) == len(derived) else None
-            if isinstance(want, str) and i not in conflicted or isinstance(want, int) and want >= 0 and i not in conflicted:
+            keep = isinstance(want, str) or isinstance(want, int) and want >= 0
+            if keep and i not in conflicted:
                 out.append(want)
             else:
                 named = self._proven_name(decl, i, got)
@@ -487,14 +488,15 @@ class LintContext:
                 roots_of[out] = inherited or {index}
         grouped: dict[int | None, list[str]] = defaultdict(list)
         for name in untyped:
-            for root in sorted(roots_of.get(name, {None})):  # type: ignore[arg-type]
+            roots: list[int | None] = list(sorted(roots_of.get(name, set()))) or [None]
+            for root in roots:
                 grouped[root].append(name)
         strict = self.oracle.strict_errors()
         result = []
-        for root, tensors in grouped.items():
-            node = graph.node[root] if root is not None else None
+        for at, tensors in grouped.items():
+            node = graph.node[at] if at is not None else None
             message = _root_message(node, strict) if node is not None else "no node produces it"
-            result.append(UntypedGroup(scope.path, root, node, sorted(set(tensors), key=tensors.index), message))
+            result.append(UntypedGroup(scope.path, at, node, sorted(set(tensors), key=tensors.index), message))
         return result
 
 
@@ -514,7 +516,7 @@ def _has_elem_type(value: onnx.ValueInfoProto) -> bool:
 
 
 def _root_message(node: onnx.NodeProto, strict: list[tuple[str, str | None, str]]) -> str:
-    for op_type, name, message in strict:
+    for _op_type, name, message in strict:
         if node.name and name == node.name:
             return message
     for op_type, name, message in strict:

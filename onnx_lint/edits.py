@@ -129,15 +129,18 @@ def combine_edits(edits: list[Edit], model: onnx.ModelProto) -> list[Edit]:
     result: list[Edit] = []
     done: set[tuple[str, str, str]] = set()
     for edit in edits:
-        key = (edit.graph, edit.kind, edit.tensor) if isinstance(edit, SetType) else None
-        group = groups.get(key) if key is not None else None
+        if not isinstance(edit, SetType):
+            result.append(edit)
+            continue
+        key = (edit.graph, edit.kind, edit.tensor)
+        group = groups.get(key)
         if group is None or len({e.dims for e in group}) == 1:
             result.append(edit)
             continue
         if key in done:
             continue
-        done.add(key)  # type: ignore[arg-type]
-        current = tuple(dim_of(d) for d in _find(_graph(model, key[0]), key[1], key[2])  # type: ignore[arg-type,index]
+        done.add(key)
+        current = tuple(dim_of(d) for d in _find(_graph(model, key[0]), edit.kind, key[2])
                         .type.tensor_type.shape.dim)
         reranked = [e.dims for e in group if e.dims is not None and len(e.dims) != len(current)]
         if reranked:
@@ -145,7 +148,7 @@ def combine_edits(edits: list[Edit], model: onnx.ModelProto) -> list[Edit]:
         else:
             dims = tuple(next((e.dims[i] for e in group if e.dims[i] != was), was)  # type: ignore[index]
                          for i, was in enumerate(current))
-        result.append(SetType(key[0], key[1], key[2], dims=dims))  # type: ignore[arg-type,index]
+        result.append(SetType(key[0], edit.kind, key[2], dims=dims))
         result.extend(SetType(e.graph, e.kind, e.tensor, elem_type=e.elem_type) for e in group if e.elem_type)
     return result
 

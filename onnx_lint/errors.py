@@ -3,6 +3,20 @@
 from __future__ import annotations
 
 
+def first_line(exc: BaseException, limit: int = 500) -> str:
+    """The first line of an exception's text (libraries put the gist there), or its class name when empty."""
+    text = str(exc).strip()
+    return text.splitlines()[0].strip()[:limit] if text else type(exc).__name__
+
+
+def one_line(exc: BaseException, limit: int = 1500) -> str:
+    """An exception's whole text on one line, up to ``limit`` (ONNX Runtime puts the useful part last)."""
+    text = " ".join(str(exc).split())
+    if not text:
+        return type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class OnnxLintError(Exception):
     """Base class: ``str(error)`` is a complete, user-facing sentence."""
 

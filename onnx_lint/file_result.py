@@ -7,7 +7,12 @@ from pathlib import Path
 
 from onnx_lint.diagnostics import Diagnostic, Location, Severity
 
+# The engine's own finding: a file it cannot read (the rule module OL000 documents it).
 UNREADABLE = ("OL000", "unreadable-model")
+
+
+def is_unreadable(diagnostic: Diagnostic) -> bool:
+    return diagnostic.code == UNREADABLE[0]
 
 
 @dataclass

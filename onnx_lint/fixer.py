@@ -18,7 +18,7 @@ import onnx
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic
 from onnx_lint.edits import Edit, combine_edits, target_of
-from onnx_lint.errors import FixError
+from onnx_lint.errors import FixError, first_line
 from onnx_lint.inference import swap_heavy_initializers
 from onnx_lint.linter import Enabled, run_rules
 from onnx_lint.model_io import LoadedModel, StagedWrite
@@ -136,8 +136,7 @@ def _checker_error(path: Path, external_paths: list[str] | None = None) -> str |
             swap_heavy_initializers(model, external_paths, all_external=True)
             onnx.checker.check_model(model, full_check=True)
     except Exception as exc:
-        text = str(exc).strip()
-        return text.splitlines()[0][:400] if text else type(exc).__name__
+        return first_line(exc, 400)
     return None
 
 

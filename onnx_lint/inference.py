@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import onnx
 import onnx.shape_inference
 
+from onnx_lint.errors import first_line
 from onnx_lint.graphs import ROOT, scopes_at
 from onnx_lint.limits import engine_headroom, memory_ceiling
 from onnx_lint.model_io import LoadedModel
@@ -31,7 +32,6 @@ ENGINE_ONNX = "onnx"
 ENGINE_PINNED = "onnx, dynamic dims pinned"
 ENGINE_NAMES_PINNED = "onnx, each dynamic input dim pinned to its own size"
 ENGINE_SYMBOLIC = "onnxruntime-symbolic"
-ENGINE_SCHEMA = "onnx-lint type propagation"
 # Each round of the symbolic engine restarts after one batch of dim merges; real models need a few.
 MAX_SYMBOLIC_ROUNDS = 64
 
@@ -246,7 +246,7 @@ class ShapeOracle:
         try:
             inferred = run_onnx_inference(self._stripped_bytes)
         except Exception as exc:  # onnx raises bare RuntimeErrors for malformed graphs
-            self.notes.append(EngineNote(ENGINE_ONNX, _first_line(exc)))
+            self.notes.append(EngineNote(ENGINE_ONNX, first_line(exc)))
             inferred = stripped
         self.inferred = inferred
         self._values = collect_values(inferred, self.paths)
@@ -338,7 +338,7 @@ class ShapeOracle:
             try:
                 self._pinned[size] = collect_values(run_onnx_inference(model), self.paths)
             except Exception as exc:
-                self.notes.append(EngineNote(ENGINE_PINNED, _first_line(exc)))
+                self.notes.append(EngineNote(ENGINE_PINNED, first_line(exc)))
                 self._pinned[size] = {}
         return self._pinned[size]
 
@@ -379,7 +379,7 @@ class ShapeOracle:
             try:
                 values = collect_values(run_onnx_inference(model), [ROOT]).get(ROOT, {})
             except Exception as exc:
-                self.notes.append(EngineNote(ENGINE_NAMES_PINNED, _first_line(exc)))
+                self.notes.append(EngineNote(ENGINE_NAMES_PINNED, first_line(exc)))
                 values = {}
             self._named_pins[run] = (sizes, values)
         return self._named_pins[run]
@@ -453,9 +453,6 @@ def _primes(skip: int = 0) -> Iterator[int]:
     yield from primes
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:500] if text else type(exc).__name__
 
 
 def run_symbolic_inference(model: onnx.ModelProto) -> onnx.ModelProto | str:
@@ -471,7 +468,7 @@ def run_symbolic_inference(model: onnx.ModelProto) -> onnx.ModelProto | str:
         module = symbolic_shape_infer()  # without onnxruntime's packages, which import torch
         SymbolicShapeInference, get_opset = module.SymbolicShapeInference, module.get_opset
     except Exception as exc:  # onnxruntime or sympy missing
-        return f"not available ({_first_line(exc)}); install onnx-lint[runtime]"
+        return f"not available ({first_line(exc)}); install onnx-lint[runtime]"
     logger = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")
     previous = logger.level
     logger.setLevel(logging.CRITICAL)
@@ -497,7 +494,7 @@ def run_symbolic_inference(model: onnx.ModelProto) -> onnx.ModelProto | str:
     except MemoryError:
         return "ran out of memory (a dim too large to compute with); stopped"
     except Exception as exc:
-        message = _first_line(exc)
+        message = first_line(exc)
         return message if message == type(exc).__name__ else f"{type(exc).__name__}: {message}"
     finally:
         logger.setLevel(previous)

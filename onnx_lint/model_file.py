@@ -22,7 +22,8 @@ def stat_model_file(path: Path) -> os.stat_result:
     try:
         info = path.stat()
     except FileNotFoundError:
-        raise ModelLoadError(shown, "no such file" + (" (a broken symbolic link)" if path.is_symlink() else "")) from None
+        broken = " (a broken symbolic link)" if path.is_symlink() else ""
+        raise ModelLoadError(shown, "no such file" + broken) from None
     except OSError as exc:
         raise ModelLoadError(shown, f"cannot read file: {exc.strerror or exc}") from None
     if stat.S_ISDIR(info.st_mode):

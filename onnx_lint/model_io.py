@@ -7,7 +7,6 @@ model's folder is ever opened (SPEC 2.1, 9).
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import stat
@@ -33,10 +32,6 @@ class LoadedModel:
     data: bytes
     model: onnx.ModelProto
     external_locations: list[str] = field(default_factory=list)
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
 
     @cached_property
     def scopes(self) -> list[GraphScope]:
@@ -128,20 +123,23 @@ def subgraph_nesting(data: bytes) -> int:
             scanned += 1
             if scanned > _MAX_SCANNED_FIELDS:
                 return deepest
-            key, pos = _varint(view, pos, end)
-            if key is None:
+            key, after = _varint(view, pos, end)
+            if key is None or after is None:
                 break
+            pos = after
             number, wire = key >> 3, key & 7
             if wire == 0:
-                _, pos = _varint(view, pos, end)
-                if pos is None:
+                _, after = _varint(view, pos, end)
+                if after is None:
                     break
+                pos = after
             elif wire in (1, 5):
                 pos += 8 if wire == 1 else 4
             elif wire == 2:
-                length, pos = _varint(view, pos, end)
-                if length is None or pos + length > end:
+                length, after = _varint(view, pos, end)
+                if length is None or after is None or after + length > end:
                     break
+                pos = after
                 if number in children:
                     stack.append((children[number], pos, pos + length, depth + 1))
                 pos += length
@@ -201,7 +199,7 @@ def validate_model(model: onnx.ModelProto, path: Path, scopes: list[GraphScope] 
 
 
 # The typed field that holds a tensor's values when it has no raw_data, for the types that map 1:1.
-_TYPED_FIELDS = {
+_TYPED_FIELDS: dict[int, str] = {
     onnx.TensorProto.FLOAT: "float_data", onnx.TensorProto.DOUBLE: "double_data",
     onnx.TensorProto.INT32: "int32_data", onnx.TensorProto.INT64: "int64_data",
     onnx.TensorProto.STRING: "string_data", onnx.TensorProto.BOOL: "int32_data",
@@ -392,7 +390,8 @@ def check_external_data(tensors: list[onnx.TensorProto], path: Path) -> list[str
             offset = int(offset_text) if offset_text else 0
             length = int(length_text) if length_text else None
         except ValueError:
-            raise ModelLoadError(shown, f"tensor '{tensor.name}': external data offset/length are not integers") from None
+            raise ModelLoadError(shown, f"tensor '{tensor.name}': external data offset/length are not integers"
+                                 ) from None
         if offset < 0 or (length is not None and length < 0):
             raise ModelLoadError(shown, f"tensor '{tensor.name}': negative external data offset or length")
         if length is None:

@@ -80,6 +80,7 @@ class RichProgress(Progress):
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
+            TaskID,
             TextColumn,
             TimeElapsedColumn,
         )
@@ -89,7 +90,7 @@ class RichProgress(Progress):
         self.bars = Bars(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                          TimeElapsedColumn(), console=self.console, transient=False)
         self.bars.start()
-        self._task = None
+        self._task: TaskID | None = None
 
     def stage(self, title: str, total: int | None = None) -> None:
         if self._task is not None:

@@ -93,7 +93,7 @@ def format_info(info: TensorInfo | None) -> str:
 
 def input_dim_names(graph: onnx.GraphProto) -> frozenset[str]:
     """Symbolic dim names the producer wrote on the graph inputs (user intent)."""
-    names = set()
+    names: set[str] = set()
     for value in graph.input:
         info = tensor_info(value.type)
         if info and info.dims:

@@ -274,7 +274,7 @@ class _Propagator:
     def _visit(self, scope: GraphScope, index: int) -> None:
         node = scope.graph.node[index]
         sig = self.signature(node)
-        outputs = self._schema_outputs(scope, node, sig) if sig else [None] * len(node.output)
+        outputs: list[int | None] = self._schema_outputs(scope, node, sig) if sig else [None] * len(node.output)
         control = self._run_subgraphs(scope, index, node, sig)
         for i, elem in enumerate(control[: len(outputs)]):
             if elem is not None:
@@ -337,7 +337,7 @@ class _Propagator:
         if not subs:
             return []
         control = _CONTROL.get(node.op_type) if sig and node.domain in _DEFAULT_DOMAINS else None
-        if control is not None:
+        if control is not None and sig is not None:
             control.bind_inputs(self, scope, node, sig, subs)
         for sub in subs.values():
             self._run_graph(sub)

@@ -145,7 +145,8 @@ def _cycle(folder: Path) -> Path:
 def _duplicate_graph_field(folder: Path) -> Path:
     """Field 7 twice: protobuf merges both graphs into one that defines every name twice."""
     model = _healthy()
-    return _write(folder, "duplicate_graph.onnx", model.SerializeToString() + _field(7, model.graph.SerializeToString()))
+    twice = model.SerializeToString() + _field(7, model.graph.SerializeToString())
+    return _write(folder, "duplicate_graph.onnx", twice)
 
 
 def _deep_nesting(folder: Path, levels: int = 300) -> Path:
@@ -264,7 +265,8 @@ CASES: list[Case] = [
          lambda f: _write(f, "tensor.onnx", numpy_helper.from_array(np.ones((4, 4), np.float32)).SerializeToString())),
     Case("node-proto", "not", lambda f: _write(f, "node.onnx", h.make_node("Relu", ["x"], ["y"]).SerializeToString())),
     Case("text-file", "not", lambda f: _write(f, "readme.onnx", b"this is not a model\n" * 20)),
-    Case("no-graph", "no graph", lambda f: _write(f, "no_graph.onnx", onnx.ModelProto(ir_version=8).SerializeToString())),
+    Case("no-graph", "no graph",
+         lambda f: _write(f, "no_graph.onnx", onnx.ModelProto(ir_version=8).SerializeToString())),
     Case("invalid-utf8-node-name", "not valid UTF-8", _invalid_utf8),
     Case("invalid-utf8-op-type", "not valid UTF-8", lambda f: _write(f, "invalid_utf8_op.onnx", _model(
         [h.make_node("Relu", ["X"], ["Y"])], [_vi("X", [3])], [_vi("Y", [])]).SerializeToString().replace(
@@ -375,7 +377,8 @@ def _sparse_initializer() -> onnx.ModelProto:
 
 def _local_function(recursive: bool = False) -> onnx.ModelProto:
     body = h.make_node("Loopy", ["a"], ["b"], domain="local") if recursive else h.make_node("Add", ["a", "a"], ["b"])
-    function = h.make_function("local", "Loopy", ["a"], ["b"], [body], [h.make_opsetid("", 17), h.make_opsetid("local", 1)])
+    function = h.make_function("local", "Loopy", ["a"], ["b"], [body],
+                               [h.make_opsetid("", 17), h.make_opsetid("local", 1)])
     return _model([h.make_node("Loopy", ["X"], ["Y"], domain="local")], [_vi("X", [3, 4])], [_vi("Y", [])],
                   opsets=(("", 17), ("local", 1)), functions=[function])
 
@@ -386,9 +389,10 @@ def _training_ops() -> onnx.ModelProto:
     return _model([node], inputs, [_vi("X2", []), _vi("H2", [3])], opsets=(("", 17), ("ai.onnx.preview.training", 1)))
 
 
-def _single(op: str, domain: str = "", output=(), elem: int = T.FLOAT, opsets=(("", 17),)) -> Callable[[], onnx.ModelProto]:
-    return lambda: _model([h.make_node(op, ["X"], ["Y"], domain=domain)], [_vi("X", [3])], [_vi("Y", list(output), elem)],
-                          opsets=opsets)
+def _single(op: str, domain: str = "", output=(), elem: int = T.FLOAT,
+            opsets=(("", 17),)) -> Callable[[], onnx.ModelProto]:
+    return lambda: _model([h.make_node(op, ["X"], ["Y"], domain=domain)], [_vi("X", [3])],
+                          [_vi("Y", list(output), elem)], opsets=opsets)
 
 
 def _sequence_output() -> onnx.ModelProto:
@@ -460,7 +464,8 @@ EDGE_CASES: list[EdgeCase] = [
     # (about 140 GB here); the engines' memory ceiling turns that into a rerun without it.
     _edge("cast-of-a-billion-element-input", {"OL002", "OL006"}, lambda: _model(
         [h.make_node("Cast", ["X"], ["Y"], to=T.INT64)], [_vi("X", [10**9])], [_vi("Y", [3])])),
-    _edge("empty-names", {"OL007", "OL102"}, lambda: _model([h.make_node("Relu", ["X"], [""])], [_vi("X", [3])], [_vi("", [])])),
+    _edge("empty-names", {"OL007", "OL102"},
+          lambda: _model([h.make_node("Relu", ["X"], [""])], [_vi("X", [3])], [_vi("", [])])),
 ]
 # Readable but invalid: reported by their own rule (OL101), fixable.
 NEGATIVE_DIM_CASES: list[Case] = [

@@ -22,8 +22,8 @@ Used by ``tests/test_fuzz.py`` (a bounded run in CI) and by ``scripts/fuzz.py``
 from __future__ import annotations
 
 import signal
-import sys
 import string
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable

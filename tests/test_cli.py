@@ -11,8 +11,8 @@ import xml.etree.ElementTree as ET
 
 import onnx
 import pytest
-from onnx import TensorProto, helper
 from conftest import run_process
+from onnx import TensorProto, helper
 
 from examples import defects
 

@@ -130,7 +130,8 @@ def _external_concat_behind_gelu(folder):
          h.make_node("Gelu", ["mm"], ["Y"], domain="com.microsoft")],
         "g", [h.make_tensor_value_info("X", T.FLOAT, ["batch", 8])], [h.make_tensor_value_info("Y", T.FLOAT, [])],
         weights)
-    model = h.make_model(graph, ir_version=8, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
+    model = h.make_model(graph, ir_version=8,
+                         opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)])
     path = folder / "model.onnx"
     onnx.save_model(model, path, save_as_external_data=True, location="weights.bin", size_threshold=0)
     return path

@@ -188,7 +188,8 @@ def test_quantize_exclude_nodes_keeps_an_overflowing_constant_in_fp32(cli, tmp_p
     weights = onnx.numpy_helper.from_array(rng.standard_normal((16, 8)).astype(np.float32), "W")
     divisor = onnx.numpy_helper.from_array(np.full((8,), 1e5, np.float32), "divisor")
     model = h.make_model(h.make_graph(
-        [h.make_node("MatMul", ["X", "W"], ["A"], name="mm"), h.make_node("Div", ["A", "divisor"], ["Y"], name="scale")],
+        [h.make_node("MatMul", ["X", "W"], ["A"], name="mm"),
+         h.make_node("Div", ["A", "divisor"], ["Y"], name="scale")],
         "g", [h.make_tensor_value_info("X", T.FLOAT, [1, 16])], [h.make_tensor_value_info("Y", T.FLOAT, [1, 8])],
         [weights, divisor]), opset_imports=[h.make_opsetid("", 17)], ir_version=8)
     path = tmp_path / "div.onnx"
@@ -208,7 +209,8 @@ def test_quantize_exclude_nodes_keeps_an_overflowing_constant_in_fp32(cli, tmp_p
     assert np.allclose(got, want, rtol=0.1, atol=2e-6)  # without the exclusion the divisor becomes 65504: +53%
 
 
-@pytest.mark.parametrize(("elem_type", "flagged"), [(onnx.TensorProto.FLOAT16, False), (onnx.TensorProto.BFLOAT16, True)])
+@pytest.mark.parametrize(("elem_type", "flagged"),
+                         [(onnx.TensorProto.FLOAT16, False), (onnx.TensorProto.BFLOAT16, True)])
 def test_float16_nodes_are_cast_by_onnx_runtime_but_bfloat16_ones_are_not(cli, save, elem_type, flagged):
     """Relu has no FLOAT16 CPU kernel, yet ONNX Runtime loads the node (it inserts Casts); BFLOAT16 it refuses."""
     model = readiness.runtime_missing_kernel(False)

@@ -13,9 +13,19 @@ import numpy as np
 import onnx
 import pytest
 import pytest_lsp
+from lsp_support import (
+    SERVER,
+    WAIT_S,
+    code_actions,
+    diagnostics_for,
+    execute,
+    open_binary,
+    pull,
+    pull_capabilities,
+    push_capabilities,
+    start,
+)
 from lsprotocol import types as lsp
-from lsp_support import (SERVER, WAIT_S, code_actions, diagnostics_for, execute, open_binary,
-                         pull, pull_capabilities, push_capabilities, start)
 from pytest_lsp import LanguageClient
 
 from examples import defects

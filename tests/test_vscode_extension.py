@@ -73,7 +73,8 @@ def test_vsix_packages_the_compiled_extension_for_vscode_1_100(built_extension):
     assert titles["onnxLint.showModelText"] == "Show model as text" and "onnxLint.restartServer" in titles
     assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] == "limited"
     # The model view's own script and stylesheet, the layout library, the ONNX text grammar.
-    assert {"extension/out/webview/main.js", "extension/media/view.css", "extension/node_modules/@dagrejs/dagre/dist/dagre.cjs",
+    assert {"extension/out/webview/main.js", "extension/media/view.css",
+            "extension/node_modules/@dagrejs/dagre/dist/dagre.cjs",
             "extension/syntaxes/onnx-text.tmLanguage.json"} <= names
     [language] = manifest["contributes"]["languages"]
     assert language["id"] == "onnx-text" and "*.onnx.txt" in language["filenamePatterns"]
@@ -135,7 +136,8 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert _luminance(contrast["buttonBorder"]) > 0.3  # the theme's contrast border around buttons
     # Keyboard: the arrow keys moved from one drawn element to the next, each described in words.
     # Top down, as data flows: from the graph input X to the label of its edge.
-    assert seen["keyboard"][0] == "graph input, X" and seen["keyboard"][1].startswith("tensor X, declared float[batch, 16]")
+    assert seen["keyboard"][0] == "graph input, X"
+    assert seen["keyboard"][1].startswith("tensor X, declared float[batch, 16]")
 
     # "Show model as text": the same findings on the real lines of the textual view, one entry each
     # (the model's own entries leave the panel while the view shows them), and coloured tokens.
@@ -157,7 +159,8 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert [d.dim_param or d.dim_value for d in fixed.graph.output[0].type.tensor_type.shape.dim] == ["batch", 8]
     # Quantize from the view: the accuracy table in the view, and the written model opened beside it.
     quantized = seen["quantize"]
-    assert quantized["headers"][:3] == ["output", "shape", "cosine similarity"] and "max abs error" in quantized["headers"]
+    assert quantized["headers"][:3] == ["output", "shape", "cosine similarity"]
+    assert "max abs error" in quantized["headers"]
     [row] = quantized["rows"]
     assert row.startswith("Y\t") and (model.parent / "weak.int8-fp16.onnx").is_file()
     assert quantized["opened"] == "weak.int8-fp16.onnx"  # its own model view, beside

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import onnx
 
-from onnx_lint.errors import OnnxLintError
+from onnx_lint.errors import OnnxLintError, one_line
 from onnx_lint.quantization.fp16 import ConversionError, convert_to_fp16
 from onnx_lint.quantization.fusions import FUSED_BY_DEFAULT, fp32_islands
 from onnx_lint.quantization.ranges import ort_method, quiet_onnxruntime
@@ -56,14 +56,6 @@ class Build:
         return [n.name for n in self.model.graph.node
                 if n.op_type not in ("QuantizeLinear", "DequantizeLinear") and n.name
                 and any(i in dq for i in n.input)]
-
-
-def one_line(exc: BaseException, limit: int = 1500) -> str:
-    """An exception's text on one line, whole up to ``limit`` (ORT puts the useful part last)."""
-    text = " ".join(str(exc).split())
-    if not text:
-        return type(exc).__name__
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def build(fp32: Path, cache: Path, out: Path, settings: BuildSettings, excluded: frozenset[str]) -> Build:

@@ -22,12 +22,12 @@ import onnx
 
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic
-from onnx_lint.errors import FixError, OnnxLintError
+from onnx_lint.errors import FixError, OnnxLintError, one_line
 from onnx_lint.fixer import plan_fix
 from onnx_lint.linter import lint_loaded
 from onnx_lint.model_io import StagedWrite, read_model
 from onnx_lint.progress import Cancelled, Progress
-from onnx_lint.quantization.build import Build, BuildError, BuildSettings, build, one_line, save
+from onnx_lint.quantization.build import Build, BuildError, BuildSettings, build, save
 from onnx_lint.quantization.calibration import Sample, input_specs
 from onnx_lint.quantization.ranges import calibrate
 from onnx_lint.quantization.sensitivity import rank_nodes, unit_of
@@ -99,10 +99,6 @@ class QuantizeReport:
     fallback: dict | None = None
     fp32_scales: dict | None = None  # INT8 islands whose Q/DQ keep float32 scales for ORT's fused kernels
     written: bool = True
-
-    @property
-    def worst_cosine(self) -> float:
-        return min((o.cosine for o in self.outputs), default=1.0)
 
     @property
     def exit_code(self) -> int:

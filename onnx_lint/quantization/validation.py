@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from onnx_lint.errors import OnnxLintError
+from onnx_lint.errors import OnnxLintError, one_line
 
 _RUNNER = r"""
 import json, sys
@@ -99,7 +99,8 @@ def run_models(models: list[tuple[Path, str]], samples: list[dict[str, np.ndarra
     with tempfile.TemporaryDirectory(prefix="onnx-lint-run-") as tmp:
         feed = Path(tmp, "samples.npz")
         arrays = {f"{k}/{name}": value for k, sample in enumerate(samples) for name, value in sample.items()}
-        np.savez(feed, __count__=np.array(len(samples)), **arrays)
+        arrays["__count__"] = np.array(len(samples))
+        np.savez(feed, **arrays)  # type: ignore[arg-type]  # numpy's stub reads **arrays as allow_pickle
         results: list[RunResult | None] = [None] * len(models)
         notes: list[list[str]] = [[] for _ in models]
         failures: list[str] = [""] * len(models)
@@ -157,9 +158,7 @@ def run_in_process(model: Path, samples: list[dict[str, np.ndarray]]) -> dict[st
         names = [o.name for o in session.get_outputs()]
         runs = [session.run(names, sample) for sample in samples]
     except Exception as exc:
-        text = " ".join(str(exc).split())
-        raise RuntimeFailure(f"ONNX Runtime cannot run the repaired FP32 model: "
-                             f"{text[:1500] if text else type(exc).__name__}") from None
+        raise RuntimeFailure(f"ONNX Runtime cannot run the repaired FP32 model: {one_line(exc)}") from None
     return {name: [np.asarray(run[i]) for run in runs] for i, name in enumerate(names)}
 
 

@@ -30,12 +30,12 @@ from collections.abc import Iterable
 
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic, Severity
+from onnx_lint.file_result import UNREADABLE
 from onnx_lint.rule_api import Rule
 
 
 class UnreadableModel(Rule):
-    code = "OL000"
-    name = "unreadable-model"
+    code, name = UNREADABLE
     severity = Severity.ERROR
     summary = "The file cannot be read or analysed as an ONNX model"
 

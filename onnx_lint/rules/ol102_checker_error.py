@@ -60,12 +60,13 @@ class CheckerError(Rule):
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for error in checker_errors(ctx.loaded):
             if error.what == "node":
-                node = resolve_graph(ctx.model, error.graph).node[error.index]  # type: ignore[index]
+                node = resolve_graph(ctx.model, error.graph).node[error.index or 0]
                 location = Location(f"{error.graph}/node[{error.index}]", node=node.name or None,
                                     op_type=node.op_type)
             elif error.what == "model":
                 location = Location(error.graph)
             else:
                 location = Location(f"{error.graph}/{error.what}[{error.index}]", tensor=error.name)
-            edits: list[Edit] | None = [SetIrVersion(4)] if (INITIALIZER_NOT_INPUT in error.message and ctx.model.ir_version == 3) else None
+            raisable = INITIALIZER_NOT_INPUT in error.message and ctx.model.ir_version == 3
+            edits: list[Edit] | None = [SetIrVersion(4)] if raisable else None
             yield self.report(ctx, f"onnx.checker: {error.message}", location, engine="onnx.checker", edits=edits)

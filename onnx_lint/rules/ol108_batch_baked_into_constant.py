@@ -65,7 +65,7 @@ class BatchBakedIntoConstant(Rule):
                       if texts[3 * i] in _OPS and texts[3 * i + 1] in ("", "ai.onnx")]
         if not candidates:
             return
-        lookup = ConstantLookup([scope])
+        lookup = ConstantLookup()
         values = ctx.oracle.values(ROOT)
         for i in candidates:
             node = scope.graph.node[i]

@@ -54,7 +54,7 @@ class QdqInvalidScale(Rule):
     summary = "A Q/DQ scale is zero, negative, infinite or NaN"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
-        lookup = ConstantLookup(ctx.scopes)
+        lookup = ConstantLookup()
         for scope, index, node in qdq_nodes(ctx.scopes):
             if len(node.input) < 2 or not node.input[1]:
                 continue

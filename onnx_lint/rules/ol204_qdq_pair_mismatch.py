@@ -46,9 +46,9 @@ class QdqPairMismatch(Rule):
     summary = "A DequantizeLinear undoes its QuantizeLinear with a different scale or zero-point"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
-        lookup = ConstantLookup(ctx.scopes)
+        lookup = ConstantLookup()
         quantizers = {}
-        for scope, index, node in qdq_nodes(ctx.scopes):
+        for scope, _index, node in qdq_nodes(ctx.scopes):
             if node.op_type == "QuantizeLinear" and node.output:
                 quantizers[(scope.path, node.output[0])] = node
         if not quantizers:

@@ -44,7 +44,7 @@ class QdqZeroPointType(Rule):
     summary = "Q/DQ zero-points TensorRT rejects (not INT8, or not 0)"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
-        lookup = ConstantLookup(ctx.scopes)
+        lookup = ConstantLookup()
         kinds: dict[str, list[str]] = {}
         first = None
         for scope, index, node in qdq_nodes(ctx.scopes):

@@ -130,7 +130,8 @@ class EventProgress(Progress):
 
     def __init__(self, emit: Emit, cancelled: Check) -> None:
         self._emit, self._cancelled = emit, cancelled
-        self._title, self._total, self._done, self._sent = "", None, 0, 0.0
+        self._title, self._done, self._sent = "", 0, 0.0
+        self._total: int | None = None
 
     def stage(self, title: str, total: int | None = None) -> None:
         self._title, self._total, self._done = title, total, 0

@@ -83,7 +83,3 @@ class OutcomeCache:
 
     def forget(self, path: Path) -> None:
         self._digests.pop(path, None)
-
-    def clear(self) -> None:
-        self._outcomes.clear()
-        self._digests.clear()

@@ -29,7 +29,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from onnx_lint import __version__
 from onnx_lint.diagnostics import Diagnostic
 from onnx_lint.errors import ConfigError, ModelLoadError
-from onnx_lint.file_result import unreadable_diagnostic
+from onnx_lint.file_result import is_unreadable, unreadable_diagnostic
 from onnx_lint.model_file import stat_model_file
 from onnx_lint.rules import CODES, rule_explanation
 from onnx_lint.server.convert import to_lsp, view_model_path, view_uri
@@ -153,7 +153,8 @@ class OnnxLintServer(LanguageServer):
             try:
                 digest = await asyncio.to_thread(file_digest, path)
             except OSError as exc:
-                return Outcome("unreadable", enabled, [unreadable_diagnostic(str(path), f"cannot read: {exc.strerror}")])
+                problem = unreadable_diagnostic(str(path), f"cannot read: {exc.strerror}")
+                return Outcome("unreadable", enabled, [problem])
             self.cache.remember_digest(path, stat, digest)
         cached = self.cache.get(digest, enabled)
         if cached is not None:
@@ -184,7 +185,7 @@ class OnnxLintServer(LanguageServer):
     async def view(self, path: Path) -> tuple[Outcome, ModelView | None]:
         """The outcome with its textual view (None when the model cannot be read)."""
         outcome = await self.outcome(path)
-        if outcome.view is None and not any(d.code == "OL000" for d in outcome.diagnostics):
+        if outcome.view is None and not any(map(is_unreadable, outcome.diagnostics)):
             try:
                 data = await self.pool.run(jobs.view_job, str(path), timeout=self.settings.lint_timeout)
             except (WorkerCrashed, JobFailed, asyncio.TimeoutError) as exc:
@@ -452,7 +453,8 @@ def create_server() -> OnnxLintServer:
     async def initialized(ls: OnnxLintServer, params: lsp.InitializedParams) -> None:
         ls.pool.start()
         mode = "pull" if ls.pull_mode else "push"
-        ls.log(f"onnx-lint {__version__} server ready ({mode} diagnostics, {ls.pool._size} workers)", lsp.MessageType.Info)
+        ls.log(f"onnx-lint {__version__} server ready ({mode} diagnostics, {ls.pool._size} workers)",
+               lsp.MessageType.Info)
         await ls.watch()
 
     @server.feature(lsp.SHUTDOWN)
@@ -564,11 +566,13 @@ def create_server() -> OnnxLintServer:
                 title = f"Fix {diagnostic.code} ({diagnostic.name}) at {diagnostic.location.display()}"
                 actions.append(lsp.CodeAction(
                     title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[lsp_diagnostic], is_preferred=True,
-                    command=lsp.Command(title=title, command="onnx-lint.fix", arguments=[model_uri, list(diagnostic.key())])))
+                    command=lsp.Command(title=title, command="onnx-lint.fix",
+                                        arguments=[model_uri, list(diagnostic.key())])))
         if fixable and _wants(only, FIX_ALL_KIND):
             title = f"Fix all {len(fixable)} safely fixable onnx-lint problem{'s' if len(fixable) > 1 else ''}"
             actions.append(lsp.CodeAction(title=title, kind=FIX_ALL_KIND,
-                                          command=lsp.Command(title=title, command="onnx-lint.fixAll", arguments=[model_uri])))
+                                          command=lsp.Command(title=title, command="onnx-lint.fixAll",
+                                                              arguments=[model_uri])))
         return actions
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
@@ -585,7 +589,8 @@ def create_server() -> OnnxLintServer:
         parts = []
         for diagnostic in outcome.diagnostics:
             if _range_overlaps(to_lsp(diagnostic, "", view, ls.utf16()).range, here):
-                parts.append(f"**{diagnostic.code}** {diagnostic.message}\n\n" + (rule_explanation(diagnostic.code) or ""))
+                explanation = rule_explanation(diagnostic.code) or ""
+                parts.append(f"**{diagnostic.code}** {diagnostic.message}\n\n" + explanation)
         if not parts:
             return None
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))
@@ -614,7 +619,7 @@ def create_server() -> OnnxLintServer:
         path = _path_argument(arguments)
         outcome, view = await ls.view(path)
         if view is None:
-            problem = next((d.message for d in outcome.diagnostics if d.code == "OL000"), "it cannot be read")
+            problem = next((d.message for d in outcome.diagnostics if is_unreadable(d)), "it cannot be read")
             raise JsonRpcException(f"{path}: no textual view: {problem}", code=REQUEST_FAILED)
         return {"uri": view_uri(str(path)), "text": view.text,
                 "diagnostics": [ls.protocol._converter.unstructure(d) for d in
