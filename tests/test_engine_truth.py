@@ -246,8 +246,8 @@ def test_xgboost_regressor_passes_check(cli, save):
     assert run.code == 0 and all(d["severity"] == "info" for d in run.json())
 
 
-def test_lightgbm_untyped_probabilities_feeding_mul_stay_a_warning(cli, save):
-    """The normalizing Mul is what ONNX Runtime's quantizer skips ('failed to infer the type')."""
+def _lightgbm_classifier():
+    """A LightGBM classifier as onnxmltools exports it (zipmap off, batch dynamic)."""
     pytest.importorskip("onnxmltools")
     lightgbm = pytest.importorskip("lightgbm")
     from onnxmltools import convert_lightgbm
@@ -255,8 +255,13 @@ def test_lightgbm_untyped_probabilities_feeding_mul_stay_a_warning(cli, save):
 
     x, y = _training_data()
     model = lightgbm.LGBMClassifier(n_estimators=3, verbose=-1).fit(x, y)
-    path = save(convert_lightgbm(model, initial_types=[("input", FloatTensorType([None, 4]))], target_opset=15,
-                                 zipmap=False))
+    return convert_lightgbm(model, initial_types=[("input", FloatTensorType([None, 4]))], target_opset=15,
+                            zipmap=False)
+
+
+def test_lightgbm_untyped_probabilities_feeding_mul_stay_a_warning(cli, save):
+    """The normalizing Mul is what ONNX Runtime's quantizer skips ('failed to infer the type')."""
+    path = save(_lightgbm_classifier())
     [diag] = [d for d in cli("check", str(path), "--output-format", "json").json() if d["code"] == "OL003"]
     assert diag["severity"] == "warning" and "Mul" in diag["message"] and diag["fix"] is not None
 
@@ -317,15 +322,7 @@ def test_probe_finds_a_pinned_xgboost_batch(cli, save):
 
 def test_probe_finds_lightgbm_label_pinned_to_one(cli, save):
     """onnxmltools declares `label: INT64[1]`; ONNX Runtime itself warns that it returns [N]."""
-    pytest.importorskip("onnxmltools")
-    lightgbm = pytest.importorskip("lightgbm")
-    from onnxmltools import convert_lightgbm
-    from onnxmltools.convert.common.data_types import FloatTensorType
-
-    x, y = _training_data()
-    model = lightgbm.LGBMClassifier(n_estimators=3, verbose=-1).fit(x, y)
-    path = save(convert_lightgbm(model, initial_types=[("input", FloatTensorType([None, 4]))], target_opset=15,
-                                 zipmap=False))
+    path = save(_lightgbm_classifier())
     found = {d["code"]: d for d in cli("check", str(path), "--output-format", "json").json()}
     assert found["OL002"]["location"]["tensor"] == "label" and found["OL002"]["engine"] == "onnxruntime run"
     off = cli("check", str(path), "--no-runtime-probe", "--output-format", "json").json()
