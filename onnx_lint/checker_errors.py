@@ -45,7 +45,9 @@ class CheckerFinding:
 def light_copy(loaded: LoadedModel, sort: bool = True) -> onnx.ModelProto:
     """The model without weight bytes; its graphs sorted (unsorted order is OL103's finding) if ``sort``."""
     model = loaded.fresh_copy()
-    swap_heavy_initializers(model, loaded.scope_paths)
+    # Every external tensor becomes a typed input: an in-memory check would look for its file relative
+    # to the working folder, not the model's, and report every one of them as missing.
+    swap_heavy_initializers(model, loaded.scope_paths, all_external=True)
     for scope in loaded.scopes if sort else ():
         if out_of_order_nodes(scope):
             try:

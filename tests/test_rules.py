@@ -153,6 +153,19 @@ def test_external_data_model_is_fixed_without_touching_weights(cli, tmp_path):
     onnx.checker.check_model(str(path), full_check=True)
 
 
+def test_an_external_data_model_linted_from_another_folder_gets_no_phantom_findings(cli, tmp_path):
+    """The weights live beside the model, not in the working folder: nothing may go looking for them there
+    (an in-memory onnx.checker call once reported every external tensor as a missing file)."""
+    models = tmp_path / "models"
+    models.mkdir()
+    path = defects.with_external_data(models)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert codes(cli("check", str(path), "--output-format", "json", cwd=elsewhere)) == ["OL001"]
+    assert cli("check", str(path), "--fix", cwd=elsewhere).code == 0
+    assert cli("check", str(path), "--output-format", "json", cwd=elsewhere).json() == []
+
+
 def test_underivable_output_gets_an_info_note_and_is_never_guessed(cli, save):
     path = save(defects.custom_op_output())
     before = path.read_bytes()
