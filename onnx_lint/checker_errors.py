@@ -87,6 +87,19 @@ def checker_verdict(loaded: LoadedModel) -> str | None:
     return verdict
 
 
+def inherit_passing_verdict(original: LoadedModel, fixed: LoadedModel) -> None:
+    """Let a fixed copy take its original's passing verdict instead of a second checker pass.
+
+    A fix changes declarations only, and ``fixer.write_fix`` proves the fixed model with the full
+    checker, refusing any fix that makes it fail where the original passed. So when the original
+    passes, the re-lint of the fixed copy needs no checker pass of its own: a failure it could
+    find would stop the fix anyway. A failing original is not inherited (its fix may change that).
+    """
+    cached = _VERDICTS.get(id(original))
+    if cached is not None and cached[0]() is original and cached[1] is None:
+        _VERDICTS[id(fixed)] = (weakref.ref(fixed), None)
+
+
 def checker_errors(loaded: LoadedModel) -> list[CheckerFinding]:
     """Every error the (non-full) checker finds, per node and per declaration; empty when it passes."""
     if checker_verdict(loaded) is None:

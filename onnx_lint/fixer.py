@@ -15,6 +15,7 @@ from pathlib import Path
 
 import onnx
 
+from onnx_lint.checker_errors import inherit_passing_verdict
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic
 from onnx_lint.edits import Edit, combine_edits, target_of
@@ -105,6 +106,7 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
     if data == ctx.loaded.data:
         return None
     fixed_loaded = ctx.loaded.with_annotations(data, fixed)
+    inherit_passing_verdict(ctx.loaded, fixed_loaded)  # write_fix proves the fixed model with the checker
     relint_ctx = LintContext(fixed_loaded, ctx.file, ctx.oracle.rebind(fixed_loaded), runtime_probe=ctx.runtime_probe)
     relint, errors = run_rules(relint_ctx, rules, enabled)
     if errors:
