@@ -45,6 +45,7 @@ from onnx_lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.graphs import GraphScope
 from onnx_lint.rule_api import Rule
 from onnx_lint.runtime_facts import RuntimeFacts, runtime_facts
+from onnx_lint.shapes import elem_type_name
 
 ENGINE = "onnxruntime registry"
 _ONNX_DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training")
@@ -57,7 +58,8 @@ TYPE_CHECK_MAX_NODES = 20_000
 
 
 def type_string(elem_type: int) -> str:
-    return f"tensor({onnx.TensorProto.DataType.Name(elem_type).lower()})"
+    """``tensor(float16)``: how ONNX Runtime's kernel registry names an element type."""
+    return f"tensor({elem_type_name(elem_type)})"
 
 
 class RuntimeMissingKernel(Rule):
