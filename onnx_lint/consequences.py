@@ -9,12 +9,11 @@ which ONNX's inference does not type. These facts let a rule tell the two apart.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import onnx
 
-from onnx_lint.errors import first_line
+from onnx_lint.checker_errors import full_checker_error
 from onnx_lint.graphs import GraphScope
+from onnx_lint.model_io import LoadedModel
 
 # Operators the quantizer and the FP16 converters never rewrite: they run as they are.
 _UNTOUCHED_DOMAINS = frozenset({"ai.onnx.ml"})
@@ -47,7 +46,7 @@ def typing_consumers(scope: GraphScope, tensors: list[str]) -> list[str]:
     return found
 
 
-def model_accepted(path: Path, data: bytes, has_external_data: bool) -> tuple[bool, str]:
+def model_accepted(loaded: LoadedModel) -> tuple[bool, str]:
     """Do the checker (full: strict inference) and ONNX Runtime accept the model? And what said so.
 
     ONNX Runtime is asked in a child process (a crash is an answer, not our crash); without
@@ -55,16 +54,13 @@ def model_accepted(path: Path, data: bytes, has_external_data: bool) -> tuple[bo
     """
     from onnx_lint.runtime_check import runtime_available, runtime_load_error
 
-    try:
-        if has_external_data:
-            onnx.checker.check_model(str(path), full_check=True)
-        else:
-            onnx.checker.check_model(onnx.ModelProto.FromString(data), full_check=True)
-    except Exception as exc:
-        return False, f"onnx.checker fails: {first_line(exc, 200)}"
-    if has_external_data or not runtime_available():
+    external = loaded.has_external_data
+    checker = full_checker_error(loaded.path, loaded.scope_paths) if external else full_checker_error(loaded.data)
+    if checker is not None:
+        return False, f"onnx.checker fails: {checker}"
+    if external or not runtime_available():
         return True, "onnx.checker (full) accepts it"
-    error = runtime_load_error(path)
+    error = runtime_load_error(loaded.path)
     if error is not None:
         return False, f"ONNX Runtime does not load it: {error}"
     return True, "onnx.checker (full) and ONNX Runtime accept it"

@@ -11,16 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import onnx
-
+from onnx_lint.checker_errors import full_checker_error as _checker_error  # a module name tests replace
 from onnx_lint.checker_errors import inherit_passing_verdict
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic
 from onnx_lint.edits import Edit, combine_edits, target_of
-from onnx_lint.errors import FixError, first_line
-from onnx_lint.inference import swap_heavy_initializers
+from onnx_lint.errors import FixError
 from onnx_lint.linter import Enabled, run_rules
 from onnx_lint.model_io import LoadedModel, StagedWrite
 from onnx_lint.rule_api import Rule
@@ -119,27 +116,6 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
         raise FixError(f"{ctx.file}: the {again[0].code} fix did not converge "
                        f"({again[0].location.display()}: {again[0].message}); nothing was written")
     return relint_ctx, relint
-
-
-def _checker_error(path: Path, external_paths: list[str] | None = None) -> str | None:
-    """The full checker's first complaint about the model at ``path``, or None.
-
-    For a model with external data (``external_paths``: its graph paths) the checker
-    runs on it with its external tensors as typed inputs: its own external-data check
-    resolves each tensor's file (0.6 s for a 50k-tensor export), cannot differ between
-    a model and its fix (fixes never touch tensors), and the loader has checked those
-    references already.
-    """
-    try:
-        if external_paths is None:
-            onnx.checker.check_model(str(path), full_check=True)
-        else:
-            model = onnx.load_model(path, load_external_data=False)
-            swap_heavy_initializers(model, external_paths, all_external=True)
-            onnx.checker.check_model(model, full_check=True)
-    except Exception as exc:
-        return first_line(exc, 400)
-    return None
 
 
 def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True) -> list[str]:

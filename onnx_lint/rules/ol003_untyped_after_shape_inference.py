@@ -82,7 +82,7 @@ class UntypedAfterShapeInference(Rule):
                                "the type (INT8 quantization and FP16 conversion rewrite it)")
             elif group.node is not None and group.node.domain in ("ai.onnx.ml",):
                 if accepted is None:
-                    accepted = model_accepted(ctx.loaded.path, ctx.loaded.data, ctx.loaded.has_external_data)
+                    accepted = model_accepted(ctx.loaded)
                 if accepted[0]:
                     severity = Severity.INFO
                     consequence = (f"; no operator downstream needs the type ({accepted[1]}; the quantizer "
