@@ -5,13 +5,14 @@ model is checked once (the common, passing case costs one C++ call); only when
 it fails are nodes and declarations checked one at a time, so that every error
 gets its own location. A self-contained model under 256 MB is checked from
 the file's own bytes (no Python copy); otherwise the model checked is a
-weight-free copy: large and external initializers become graph inputs of the
+weight-free copy: large and external initializers become empty tensors of the
 same type (SPEC 2.1), so no weight byte is read and external data never
 resolves against the working directory.
 """
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ import onnx.checker
 from onnx_lint.edits import SortNodes
 from onnx_lint.errors import first_line
 from onnx_lint.graphs import ROOT, out_of_order_nodes, scopes_at, subgraph_attributes
-from onnx_lint.inference import swap_heavy_initializers
+from onnx_lint.inference import INLINE_ELEMENTS, swap_heavy_initializers
 from onnx_lint.model_io import LoadedModel
 
 # Messages that other rules report with a location and, where possible, a fix.
@@ -46,9 +47,7 @@ class CheckerFinding:
 def light_copy(loaded: LoadedModel, sort: bool = True) -> onnx.ModelProto:
     """The model without weight bytes; its graphs sorted (unsorted order is OL103's finding) if ``sort``."""
     model = loaded.fresh_copy()
-    # Every external tensor becomes a typed input: an in-memory check would look for its file relative
-    # to the working folder, not the model's, and report every one of them as missing.
-    swap_heavy_initializers(model, loaded.scope_paths, all_external=True)
+    _empty_heavy_tensors(model, loaded.scope_paths)
     for scope in loaded.scopes if sort else ():
         if out_of_order_nodes(scope):
             try:
@@ -56,6 +55,27 @@ def light_copy(loaded: LoadedModel, sort: bool = True) -> onnx.ModelProto:
             except KeyError:
                 pass  # a cycle: the load step refuses such models before any rule runs
     return model
+
+
+def _empty_heavy_tensors(model: onnx.ModelProto, paths: list[str]) -> None:
+    """Make each external or large initializer an empty tensor of its type, in place.
+
+    An in-memory check would look for an external tensor's file relative to the working folder,
+    not the model's, and report every one as missing (the loader has checked those references
+    already); a large one would be copied and serialized for nothing (the loader has checked its
+    size). The non-full checker reads dims only to count a tensor's elements, never for types or
+    shapes, so an empty tensor (dims ``[0]``, no data) passes exactly where the original would.
+    A few field writes per tensor: turning 50k of them into graph inputs costs twice as much.
+    """
+    external = onnx.TensorProto.EXTERNAL
+    for scope in scopes_at(model, paths):
+        for init in scope.graph.initializer:
+            if init.data_location == external or math.prod(init.dims) > INLINE_ELEMENTS:
+                name, data_type = init.name, init.data_type
+                init.Clear()
+                init.name = name
+                init.data_type = data_type
+                init.dims.append(0)
 
 
 # Below this size a self-contained model is checked from its own bytes: no Python copy at all.

@@ -69,6 +69,24 @@ def constants(scope: GraphScope) -> dict[str, ConstantTensor]:
     return found
 
 
+def held_constants(scope: GraphScope, data_types: frozenset[int]) -> Iterator[ConstantTensor]:
+    """The constants of one graph of the given element types whose values the file itself holds.
+
+    For rules that read every value (OL201): a large export keeps tens of thousands of weights
+    in external data, which are skipped at the cost of two field reads each, with no record built.
+    """
+    external = onnx.TensorProto.EXTERNAL
+    for t in scope.graph.initializer:
+        if t.data_type in data_types and t.data_location != external:
+            yield ConstantTensor(t.name, t, "initializer")
+    for index in scope.special():
+        node = scope.graph.node[index]
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+            tensor = _constant_tensor(node)
+            if tensor is not None and tensor.data_type in data_types and tensor.data_location != external:
+                yield ConstantTensor(node.output[0], tensor, "Constant", index)
+
+
 def consumers(graph: onnx.GraphProto) -> dict[str, list[int]]:
     """Tensor name -> indices of the nodes of this graph that read it."""
     table: dict[str, list[int]] = {}

@@ -36,7 +36,7 @@ ENGINE_SYMBOLIC = "onnxruntime-symbolic"
 MAX_SYMBOLIC_ROUNDS = 64
 
 # Initializers above this many elements never hold shape data; inference sees them as inputs.
-_INLINE_ELEMENTS = 4096
+INLINE_ELEMENTS = 4096
 # Two pin sizes for dynamic input dims; a dim that follows them depends on the input.
 PIN_SIZES = (7, 13)
 # Sizes for the name check: a distinct prime per dynamic input dim, so that a derived value names
@@ -83,7 +83,7 @@ def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str], all_extern
                 may_read = all_external or (len(init.dims) <= 1 and _inference_may_read(init))
                 (heavy if may_read else keep).append(init)
             else:
-                (heavy if math.prod(init.dims) > _INLINE_ELEMENTS else keep).append(init)
+                (heavy if math.prod(init.dims) > INLINE_ELEMENTS else keep).append(init)
         if not heavy:
             continue
         del graph.initializer[:]

@@ -45,14 +45,14 @@ from collections.abc import Iterable
 import numpy as np
 import onnx
 
-from onnx_lint.constants import ConstantTensor, constants, consumers, node_label
+from onnx_lint.constants import ConstantTensor, consumers, held_constants, node_label
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.rule_api import Rule
 
 FP16_MAX = 65504.0
 FP16_TINY = 2.0**-25  # values below half the smallest subnormal round to zero
-_FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE)
+_FLOATS = frozenset({onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE})
 
 
 def fp16_problem(values: np.ndarray) -> str | None:
@@ -92,16 +92,14 @@ class Fp16Overflow(Rule):
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for scope in ctx.scopes:
             readers = None
-            for name, const in constants(scope).items():
-                if const.tensor.data_type not in _FLOATS:
-                    continue
+            for const in held_constants(scope, _FLOATS):
                 values = const.value()
                 problem = fp16_problem(values) if values is not None else None
                 if problem is None:
                     continue
                 if readers is None:
                     readers = consumers(scope.graph)
-                nodes = [scope.graph.node[i] for i in readers.get(name, [])]
+                nodes = [scope.graph.node[i] for i in readers.get(const.name, [])]
                 yield self.report(ctx, _message(const, problem, nodes), _location(scope.path, const, scope.graph))
 
 
