@@ -1,0 +1,82 @@
+"""One function run in a forked child while the parent goes on, its result collected later.
+
+ONNX's checker and its shape inference are C++ calls that hold the GIL, so a
+thread cannot run one beside the other; a forked child can, on another core,
+without pickling the model to it (the child shares the parent's memory,
+copy-on-write). Where forking is unavailable or unsafe (no ``os.fork``;
+other threads running, whose locks a child could inherit held; ONNX Runtime
+loaded, whose native thread pools ``threading`` cannot see) nothing starts
+and the caller computes the result itself.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class ForkedCall(Generic[T]):
+    """A child process computing ``fn()``; ``result`` waits for it, ``abandon`` stops it."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self._pid = pid
+        self._fd = fd
+        self._done = False
+
+    @classmethod
+    def start(cls, fn: Callable[[], T]) -> ForkedCall[T] | None:
+        """Fork a child that runs ``fn``; ``None`` where forking is unavailable or unsafe."""
+        if not hasattr(os, "fork") or threading.active_count() > 1 or "onnxruntime" in sys.modules:
+            return None
+        read_end, write_end = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_end)
+            os.close(write_end)
+            return None
+        if pid == 0:  # the child: compute, hand the result over, leave without any cleanup of the parent's
+            code = 1
+            try:
+                os.close(read_end)
+                payload = pickle.dumps(fn())
+                with os.fdopen(write_end, "wb") as out:
+                    out.write(payload)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        return cls(pid, read_end)
+
+    def result(self) -> tuple[bool, T | None]:
+        """``(True, value)`` once the child has finished; ``(False, None)`` if it failed or died."""
+        if self._done:
+            return False, None
+        chunks = []
+        with os.fdopen(self._fd, "rb") as pipe:
+            while chunk := pipe.read(1 << 16):
+                chunks.append(chunk)
+        self._done = True
+        _, status = os.waitpid(self._pid, 0)
+        if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+            return False, None
+        return True, pickle.loads(b"".join(chunks))
+
+    def abandon(self) -> None:
+        """Stop the child and reap it (its result is no longer wanted)."""
+        if self._done:
+            return
+        self._done = True
+        try:
+            os.kill(self._pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self._pid, 0)
+        os.close(self._fd)

@@ -1,0 +1,99 @@
+"""The checker run in a forked child beside ONNX's inference: same verdicts, no process left behind."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from onnx_lint import checker_errors
+from onnx_lint.forked import ForkedCall
+from onnx_lint.linter import lint_file
+from onnx_lint.rules import ALL_RULES
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
+
+
+def _reaped(call: ForkedCall | None) -> bool:
+    """Whether the call's child is gone and reaped (waiting for it again finds no such child)."""
+    assert call is not None
+    try:
+        os.waitpid(call._pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def test_a_forked_call_returns_what_the_function_returns():
+    call = ForkedCall.start(lambda: {"verdict": None, "n": 3})
+    assert call is not None
+    assert call.result() == (True, {"verdict": None, "n": 3})
+    assert _reaped(call)
+
+
+def test_a_failing_or_dying_child_gives_no_result_and_is_reaped():
+    def fail() -> None:
+        raise RuntimeError("boom")
+
+    def die() -> None:
+        os.kill(os.getpid(), 9)
+
+    for fn in (fail, die):
+        call = ForkedCall.start(fn)
+        assert call is not None
+        assert call.result() == (False, None)
+        assert _reaped(call)
+
+
+def test_an_abandoned_child_is_stopped_at_once():
+    call = ForkedCall.start(lambda: time.sleep(60))
+    assert call is not None
+    started = time.monotonic()
+    call.abandon()
+    assert time.monotonic() - started < 10
+    assert _reaped(call)
+
+
+def _chain(path, nodes: int, undefined: bool = False):
+    """A Relu chain of ``nodes`` nodes; ``undefined`` makes one node read a tensor nothing defines."""
+    made = [helper.make_node("Relu", [f"t{i}"], [f"t{i + 1}"], name=f"relu{i}") for i in range(nodes)]
+    if undefined:
+        made[nodes // 2] = helper.make_node("Relu", ["nowhere"], [f"t{nodes // 2 + 1}"], name="reads_nowhere")
+    graph = helper.make_graph(made, "chain", [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info(f"t{nodes}", TensorProto.FLOAT, [2])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def _findings(path):
+    result, _ = lint_file(path, str(path), ALL_RULES, lambda code: True)
+    return sorted((d.code, d.location.path, d.message) for d in result.diagnostics)
+
+
+@pytest.mark.parametrize("undefined", [False, True], ids=["healthy", "undefined-tensor"])
+def test_a_large_model_gets_the_same_findings_with_the_checker_in_a_child(tmp_path, monkeypatch, undefined):
+    path = _chain(tmp_path / "chain.onnx", checker_errors.PREFETCH_MIN_ENTRIES, undefined)
+    spawned: list[ForkedCall] = []
+    start = ForkedCall.start
+    monkeypatch.setattr(ForkedCall, "start", classmethod(lambda cls, fn: spawned.append(start(fn)) or spawned[-1]))
+    forked = _findings(path)
+    assert len(spawned) == 1 and _reaped(spawned[0])
+    monkeypatch.setattr(checker_errors, "PREFETCH_MIN_ENTRIES", 10**9)  # the checker in this process
+    assert _findings(path) == forked
+    assert any(code == "OL104" for code, _, _ in forked) == undefined
+
+
+def test_a_child_that_dies_leaves_the_verdict_to_this_process(tmp_path):
+    path = _chain(tmp_path / "chain.onnx", checker_errors.PREFETCH_MIN_ENTRIES, undefined=True)
+    from onnx_lint.model_io import read_model
+
+    loaded = read_model(path)
+    checker_errors.prefetch_verdict(loaded)
+    _, call = checker_errors._PENDING[id(loaded)]
+    os.kill(call._pid, 9)
+    verdict = checker_errors.checker_verdict(loaded)
+    assert verdict is not None and "nowhere" in verdict
+    assert _reaped(call)
