@@ -56,41 +56,44 @@ _FLOAT_TYPES = frozenset(getattr(onnx.TensorProto, name) for name in (
 _READ_FLOAT_ELEMENTS = 16
 
 
-def _inference_may_read(tensor: onnx.TensorProto) -> bool:
-    """Whether some operator's shape inference may read this tensor's values (never a matrix)."""
-    if len(tensor.dims) > 1:
-        return False
-    return tensor.data_type not in _FLOAT_TYPES or math.prod(tensor.dims) <= _READ_FLOAT_ELEMENTS
-
-
 def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str], all_external: bool = False) -> None:
     """Turn large initializers, and external ones that inference may read, into graph inputs of the same
     type and dims.
 
     Inference only needs their types; their bytes would be read, copied and serialized.
     An external initializer holds no bytes in memory; inference cannot read its values
-    and would fail the node that asks (``_inference_may_read`` says which may be asked
-    for): only those become inputs. Large exports hold tens of thousands of external
+    and would fail the node that asks (a vector of integers, or of at most 16 floats,
+    may be asked for): only those become inputs. Large exports hold tens of thousands of external
     weights and biases, which stay as they are (``all_external`` swaps them too: ONNX
     Runtime's engine reads any initializer it uses, from the working folder).
     """
+    external, floats, prod = onnx.TensorProto.EXTERNAL, _FLOAT_TYPES, math.prod
     for scope in scopes_at(model, paths):
         graph = scope.graph
-        heavy: list[onnx.TensorProto] = []
-        keep: list[onnx.TensorProto] = []
-        for init in graph.initializer:
-            if init.data_location == onnx.TensorProto.EXTERNAL:  # a matrix is never read: skip the call
-                may_read = all_external or (len(init.dims) <= 1 and _inference_may_read(init))
-                (heavy if may_read else keep).append(init)
-            else:
-                (heavy if math.prod(init.dims) > INLINE_ELEMENTS else keep).append(init)
+        heavy: list[int] = []
+        for index, init in enumerate(graph.initializer):  # tens of thousands in a large export: cheap tests first
+            if init.data_location == external:
+                if all_external:
+                    heavy.append(index)
+                    continue
+                dims = init.dims
+                if len(dims) > 1:  # a matrix is never read
+                    continue
+                if init.data_type not in floats or prod(dims) <= _READ_FLOAT_ELEMENTS:
+                    heavy.append(index)
+            elif prod(init.dims) > INLINE_ELEMENTS:
+                heavy.append(index)
         if not heavy:
             continue
+        initializers = list(graph.initializer)
+        swapped = set(heavy)
+        keep = [t for i, t in enumerate(initializers) if i not in swapped]
+        heavy_tensors = [initializers[i] for i in heavy]
         del graph.initializer[:]
         graph.initializer.extend(keep)
         declared = {v.name for v in graph.input}
         add = graph.input.add  # field by field: a large export has tens of thousands of these
-        for init in heavy:
+        for init in heavy_tensors:
             if init.name not in declared:
                 value = add()
                 value.name = init.name
