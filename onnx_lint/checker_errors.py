@@ -24,7 +24,6 @@ import onnx.checker
 
 from onnx_lint.edits import SortNodes
 from onnx_lint.errors import first_line
-from onnx_lint.forked import ForkedCall
 from onnx_lint.graphs import ROOT, out_of_order_nodes, scopes_at, subgraph_attributes
 from onnx_lint.inference import INLINE_ELEMENTS, swap_heavy_initializers
 from onnx_lint.model_io import LoadedModel
@@ -101,10 +100,7 @@ def checker_verdict(loaded: LoadedModel) -> str | None:
     cached = _VERDICTS.get(id(loaded))
     if cached is not None and cached[0]() is loaded:
         return cached[1]
-    pending = _PENDING.pop(id(loaded), None)
-    done, verdict = pending[1].result() if pending is not None and pending[0]() is loaded else (False, None)
-    if not done:  # no child, or it died: the checker runs here
-        verdict = _verdict(loaded)
+    verdict = _verdict(loaded)
     for key in [k for k, (ref, _) in _VERDICTS.items() if ref() is None]:
         del _VERDICTS[key]
     _VERDICTS[id(loaded)] = (weakref.ref(loaded), verdict)
@@ -114,34 +110,6 @@ def checker_verdict(loaded: LoadedModel) -> str | None:
 def _verdict(loaded: LoadedModel) -> str | None:
     raw = not loaded.has_external_data and len(loaded.data) < _RAW_CHECK_BYTES
     return _check(loaded.data if raw else light_copy(loaded, sort=False).SerializeToString())
-
-
-# From this many nodes and initializers on, the checker (about 1 s per million) is worth a child.
-PREFETCH_MIN_ENTRIES = 20_000
-_PENDING: dict[int, tuple[weakref.ref, ForkedCall[str | None]]] = {}
-
-
-def prefetch_verdict(loaded: LoadedModel) -> None:
-    """Start the checker on a large model in a forked child, to overlap ONNX's inference in the parent.
-
-    Both are C++ calls that hold the GIL; on two cores the checker's 0.1-0.3 s per 100k nodes
-    (and its weight-free copy, for external data) then costs nothing. ``checker_verdict``
-    collects the child's answer; a model dropped unasked stops its child.
-    """
-    if id(loaded) in _PENDING or id(loaded) in _VERDICTS:
-        return
-    entries = sum(len(scope.graph.node) + len(scope.graph.initializer) for scope in loaded.scopes)
-    if entries < PREFETCH_MIN_ENTRIES:
-        return
-    call = ForkedCall.start(partial(_verdict, loaded))
-    if call is not None:
-        key = id(loaded)
-
-        def stop(_: weakref.ref) -> None:
-            _PENDING.pop(key, None)
-            call.abandon()
-
-        _PENDING[key] = (weakref.ref(loaded, stop), call)
 
 
 def full_checker_error(model: Path | bytes, external_paths: list[str] | None = None) -> str | None:

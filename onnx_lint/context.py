@@ -14,7 +14,6 @@ from typing import Literal
 
 import onnx
 
-from onnx_lint.checker_errors import prefetch_verdict
 from onnx_lint.diagnostics import Location
 from onnx_lint.edits import SetType
 from onnx_lint.graphs import ROOT, GraphScope, topological_order
@@ -112,8 +111,6 @@ class LintContext:
         self.loaded = loaded
         self.model = loaded.model
         self.file = file
-        if oracle is None:
-            prefetch_verdict(loaded)  # the checker, in a child, while inference runs here
         self.oracle = oracle or ShapeOracle(loaded)
         self.runtime_probe = runtime_probe
         self._init_names: dict[str, set[str]] = {}

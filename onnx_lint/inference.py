@@ -15,13 +15,16 @@ import logging
 import math
 import re
 import warnings
+import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 import onnx
 import onnx.shape_inference
 
 from onnx_lint.errors import first_line
+from onnx_lint.forked import ForkedCall
 from onnx_lint.graphs import ROOT, scopes_at
 from onnx_lint.limits import engine_headroom, memory_ceiling
 from onnx_lint.model_io import LoadedModel
@@ -222,13 +225,75 @@ class EngineNote:
     message: str
 
 
+# From this many nodes and initializers on, ONNX's inference is worth a child process.
+PREFETCH_MIN_ENTRIES = 20_000
+_PREFETCHED: dict[int, tuple[weakref.ref, ForkedCall[tuple[bytes | None, str | None]]]] = {}
+
+
+def prefetch_inference(loaded: LoadedModel) -> bool:
+    """Start ONNX's inference on a large model in a forked child, before the model is validated here.
+
+    Inference is the largest single cost of a lint and a C++ call that holds the GIL: in a child
+    it runs on a second core while this process validates the model and runs the checker. The
+    child may meet a model that validation then refuses; it is then stopped, and its crash or
+    runaway allocation (inference runs under a memory ceiling) can never take this process
+    down. Returns whether a child started; ``ShapeOracle`` collects its answer.
+    """
+    if id(loaded) in _PREFETCHED:
+        return True
+    entries = sum(len(scope.graph.node) + len(scope.graph.initializer) for scope in loaded.scopes)
+    if entries < PREFETCH_MIN_ENTRIES:
+        return False
+    call = ForkedCall.start(partial(_infer_serialized, loaded))
+    if call is None:
+        return False
+    key = id(loaded)
+
+    def stop(_: weakref.ref) -> None:
+        _PREFETCHED.pop(key, None)
+        call.abandon()
+
+    _PREFETCHED[key] = (weakref.ref(loaded, stop), call)
+    return True
+
+
+def cancel_prefetched_inference(loaded: LoadedModel) -> None:
+    """Stop the child inferring ``loaded`` (the model was refused)."""
+    pending = _PREFETCHED.pop(id(loaded), None)
+    if pending is not None:
+        pending[1].abandon()
+
+
+def collect_prefetched_inference(loaded: LoadedModel) -> onnx.ModelProto | str | None:
+    """The prefetched inference of ``loaded``: the inferred model, the engine's error, or ``None``
+    (nothing prefetched, or the child died: the caller infers in-process)."""
+    pending = _PREFETCHED.pop(id(loaded), None)
+    if pending is None or pending[0]() is not loaded:
+        return None
+    done, answer = pending[1].result()
+    if not done or answer is None:
+        return None
+    data, error = answer
+    return onnx.ModelProto.FromString(data) if data is not None else error
+
+
+def _infer_serialized(loaded: LoadedModel) -> tuple[bytes | None, str | None]:
+    """In the child: strip, infer, and hand back the inferred model's bytes (or the engine's error)."""
+    stripped = loaded.fresh_copy()
+    strip_model(stripped, loaded.scope_paths)
+    try:
+        return run_onnx_inference(stripped.SerializeToString()).SerializeToString(), None
+    except Exception as exc:  # onnx raises bare RuntimeErrors for malformed graphs
+        return None, first_line(exc)
+
+
 @dataclass
 class ShapeOracle:
     """Derived facts for one model; cheap facts eagerly, expensive ones on request."""
 
     loaded: LoadedModel
     notes: list[EngineNote] = field(default_factory=list)
-    _stripped_bytes: bytes = b""
+    _stripped_cache: bytes | None = None
     _values: dict[str, GraphValues] = field(default_factory=dict)
     _info_cache: dict[Key, TensorInfo | None] = field(default_factory=dict)
     _symbolic: dict[str, TensorInfo] | None = None
@@ -243,16 +308,26 @@ class ShapeOracle:
 
     def __post_init__(self) -> None:
         self.paths = self.loaded.scope_paths
-        stripped = self.loaded.fresh_copy()
-        strip_model(stripped, self.paths)
-        self._stripped_bytes = stripped.SerializeToString()
-        try:
-            inferred = run_onnx_inference(self._stripped_bytes)
-        except Exception as exc:  # onnx raises bare RuntimeErrors for malformed graphs
-            self.notes.append(EngineNote(ENGINE_ONNX, first_line(exc)))
-            inferred = stripped
+        inferred = collect_prefetched_inference(self.loaded)
+        if inferred is None:  # nothing prefetched: infer here
+            try:
+                inferred = run_onnx_inference(self._stripped_bytes)
+            except Exception as exc:  # onnx raises bare RuntimeErrors for malformed graphs
+                inferred = first_line(exc)
+        if isinstance(inferred, str):
+            self.notes.append(EngineNote(ENGINE_ONNX, inferred))
+            inferred = onnx.ModelProto.FromString(self._stripped_bytes)
         self.inferred = inferred
         self._values = collect_values(inferred, self.paths)
+
+    @property
+    def _stripped_bytes(self) -> bytes:
+        """The stripped copy, serialized (made on first use: prefetched inference needs none here)."""
+        if self._stripped_cache is None:
+            stripped = self.loaded.fresh_copy()
+            strip_model(stripped, self.paths)
+            self._stripped_cache = stripped.SerializeToString()
+        return self._stripped_cache
 
     # -- ONNX inference ---------------------------------------------------------
     def values(self, graph: str) -> Mapping[str, onnx.ValueInfoProto]:

@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from onnx_lint.checker_errors import checker_verdict
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic
 from onnx_lint.errors import ModelLoadError
 from onnx_lint.file_result import UNREADABLE, FileResult, unreadable_diagnostic
-from onnx_lint.model_io import LoadedModel, read_model
+from onnx_lint.inference import cancel_prefetched_inference, prefetch_inference
+from onnx_lint.model_io import LoadedModel, read_unvalidated, validate_loaded
 from onnx_lint.rule_api import Rule
 
 Enabled = Callable[[str], bool]
@@ -56,10 +58,21 @@ def lint_loaded(loaded: LoadedModel, display: str, rules: Sequence[Rule], enable
 
 def lint_file(path: Path, display: str, rules: Sequence[Rule], enabled: Enabled, *,
               runtime_probe: bool = True) -> tuple[FileResult, LintContext | None]:
-    """Lint a file; an unreadable one gives a single OL000 diagnostic, never an exception."""
+    """Lint a file; an unreadable one gives a single OL000 diagnostic, never an exception.
+
+    On a large model ONNX's inference starts in a child process before the model is validated
+    here, and this process runs the checker while it waits: two cores, both busy.
+    """
+    loaded = None
     try:
-        loaded = read_model(path)
+        loaded = read_unvalidated(path)
+        inferring = prefetch_inference(loaded)
+        validate_loaded(loaded)
     except ModelLoadError as exc:
+        if loaded is not None:
+            cancel_prefetched_inference(loaded)
         result = FileResult(path, display, [unreadable_diagnostic(display, exc.problem)], unreadable=True)
         return result, None
+    if inferring:
+        checker_verdict(loaded)  # OL102-OL104 ask for it later; computed now, while the child infers
     return lint_loaded(loaded, display, rules, enabled, runtime_probe=runtime_probe)

@@ -62,6 +62,14 @@ class LoadedModel:
 
 def read_model(path: str | os.PathLike[str]) -> LoadedModel:
     """Read and validate a model file; ``ModelLoadError`` names what is wrong."""
+    loaded = read_unvalidated(path)
+    validate_loaded(loaded)
+    return loaded
+
+
+def read_unvalidated(path: str | os.PathLike[str]) -> LoadedModel:
+    """Read and parse a model file, its graphs found but nothing else checked: only for work that
+    cannot harm this process (a forked child's) until ``validate_loaded`` has passed."""
     path = Path(path)
     shown = str(path)
     stat_model_file(path)
@@ -69,10 +77,14 @@ def read_model(path: str | os.PathLike[str]) -> LoadedModel:
         data = path.read_bytes()
     except OSError as exc:
         raise ModelLoadError(shown, f"cannot read file: {exc.strerror or exc}") from None
-    model = parse_model(data, shown)
-    loaded = LoadedModel(path, data, model)
-    loaded.external_locations = validate_model(model, path, loaded.scopes)
+    loaded = LoadedModel(path, data, parse_model(data, shown))
+    loaded.scopes  # noqa: B018 (found now, so that a forked child inherits them)
     return loaded
+
+
+def validate_loaded(loaded: LoadedModel) -> None:
+    """The checks every analysis relies on (``validate_model``); ``ModelLoadError`` names what is wrong."""
+    loaded.external_locations = validate_model(loaded.model, loaded.path, loaded.scopes)
 
 
 def parse_model(data: bytes, shown: str) -> onnx.ModelProto:

@@ -1,4 +1,4 @@
-"""The checker run in a forked child beside ONNX's inference: same verdicts, no process left behind."""
+"""ONNX's inference run in a forked child beside the loader and the checker: same findings, no process left\nbehind."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from onnx_lint import checker_errors
+from onnx_lint import inference
 from onnx_lint.forked import ForkedCall
 from onnx_lint.linter import lint_file
+from onnx_lint.model_io import read_unvalidated
 from onnx_lint.rules import ALL_RULES
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork on this platform")
@@ -57,13 +58,19 @@ def test_an_abandoned_child_is_stopped_at_once():
     assert _reaped(call)
 
 
-def _chain(path, nodes: int, undefined: bool = False):
-    """A Relu chain of ``nodes`` nodes; ``undefined`` makes one node read a tensor nothing defines."""
+def _chain(path, nodes: int, undefined: bool = False, negative_dim: bool = False):
+    """A Relu chain of ``nodes`` nodes; ``undefined`` makes one node read a tensor nothing defines,
+    ``negative_dim`` adds an initializer the loader refuses."""
     made = [helper.make_node("Relu", [f"t{i}"], [f"t{i + 1}"], name=f"relu{i}") for i in range(nodes)]
     if undefined:
         made[nodes // 2] = helper.make_node("Relu", ["nowhere"], [f"t{nodes // 2 + 1}"], name="reads_nowhere")
+    initializers = []
+    if negative_dim:
+        bad = helper.make_tensor("bad", TensorProto.FLOAT, [1], [0.0])
+        bad.dims[0] = -3
+        initializers.append(bad)
     graph = helper.make_graph(made, "chain", [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [2])],
-                              [helper.make_tensor_value_info(f"t{nodes}", TensorProto.FLOAT, [2])])
+                              [helper.make_tensor_value_info(f"t{nodes}", TensorProto.FLOAT, [2])], initializers)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     return path
 
@@ -73,27 +80,43 @@ def _findings(path):
     return sorted((d.code, d.location.path, d.message) for d in result.diagnostics)
 
 
-@pytest.mark.parametrize("undefined", [False, True], ids=["healthy", "undefined-tensor"])
-def test_a_large_model_gets_the_same_findings_with_the_checker_in_a_child(tmp_path, monkeypatch, undefined):
-    path = _chain(tmp_path / "chain.onnx", checker_errors.PREFETCH_MIN_ENTRIES, undefined)
-    spawned: list[ForkedCall] = []
+@pytest.fixture
+def spawned(monkeypatch) -> list[ForkedCall]:
+    """Every ForkedCall started while the test runs."""
+    calls: list[ForkedCall] = []
     start = ForkedCall.start
-    monkeypatch.setattr(ForkedCall, "start", classmethod(lambda cls, fn: spawned.append(start(fn)) or spawned[-1]))
+    monkeypatch.setattr(ForkedCall, "start", classmethod(lambda cls, fn: calls.append(start(fn)) or calls[-1]))
+    return calls
+
+
+@pytest.mark.parametrize("undefined", [False, True], ids=["healthy", "undefined-tensor"])
+def test_a_large_model_gets_the_same_findings_with_inference_in_a_child(tmp_path, monkeypatch, spawned, undefined):
+    path = _chain(tmp_path / "chain.onnx", inference.PREFETCH_MIN_ENTRIES, undefined)
     forked = _findings(path)
     assert len(spawned) == 1 and _reaped(spawned[0])
-    monkeypatch.setattr(checker_errors, "PREFETCH_MIN_ENTRIES", 10**9)  # the checker in this process
+    monkeypatch.setattr(inference, "PREFETCH_MIN_ENTRIES", 10**9)  # inference in this process
     assert _findings(path) == forked
-    assert any(code == "OL104" for code, _, _ in forked) == undefined
+    assert len(spawned) == 1
+    if undefined:
+        assert "OL104" in {code for code, _, _ in forked}
+    else:
+        assert forked == []  # the child's inference typed every output: nothing to report
 
 
-def test_a_child_that_dies_leaves_the_verdict_to_this_process(tmp_path):
-    path = _chain(tmp_path / "chain.onnx", checker_errors.PREFETCH_MIN_ENTRIES, undefined=True)
-    from onnx_lint.model_io import read_model
+def test_a_model_the_loader_refuses_stops_its_child(tmp_path, spawned):
+    path = _chain(tmp_path / "chain.onnx", inference.PREFETCH_MIN_ENTRIES, negative_dim=True)
+    findings = _findings(path)
+    assert [code for code, _, _ in findings] == ["OL000"] and "negative dim" in findings[0][2]
+    assert len(spawned) == 1 and _reaped(spawned[0])
 
-    loaded = read_model(path)
-    checker_errors.prefetch_verdict(loaded)
-    _, call = checker_errors._PENDING[id(loaded)]
+
+def test_a_child_that_dies_leaves_inference_to_this_process(tmp_path):
+    path = _chain(tmp_path / "chain.onnx", inference.PREFETCH_MIN_ENTRIES)
+    loaded = read_unvalidated(path)
+    assert inference.prefetch_inference(loaded)
+    _, call = inference._PREFETCHED[id(loaded)]
     os.kill(call._pid, 9)
-    verdict = checker_errors.checker_verdict(loaded)
-    assert verdict is not None and "nowhere" in verdict
+    oracle = inference.ShapeOracle(loaded)
+    assert oracle.derived("graph", f"t{inference.PREFETCH_MIN_ENTRIES}")[0] is not None
+    assert not oracle.notes
     assert _reaped(call)
