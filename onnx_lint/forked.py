@@ -3,10 +3,11 @@
 ONNX's checker and its shape inference are C++ calls that hold the GIL, so a
 thread cannot run one beside the other; a forked child can, on another core,
 without pickling the model to it (the child shares the parent's memory,
-copy-on-write). Where forking is unavailable or unsafe (no ``os.fork``;
-other threads running, whose locks a child could inherit held; ONNX Runtime
-loaded, whose native thread pools ``threading`` cannot see) nothing starts
-and the caller computes the result itself.
+copy-on-write). Where forking is unavailable or unsafe nothing starts and the
+caller computes the result itself: off Linux (macOS system libraries are not
+fork-safe, Windows has no fork), with other threads running (a child could
+inherit their locks held), or with ONNX Runtime loaded (its native thread
+pools are invisible to ``threading``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class ForkedCall(Generic[T]):
     @classmethod
     def start(cls, fn: Callable[[], T]) -> ForkedCall[T] | None:
         """Fork a child that runs ``fn``; ``None`` where forking is unavailable or unsafe."""
-        if not hasattr(os, "fork") or threading.active_count() > 1 or "onnxruntime" in sys.modules:
+        if not sys.platform.startswith("linux") or threading.active_count() > 1 or "onnxruntime" in sys.modules:
             return None
         read_end, write_end = os.pipe()
         try:
