@@ -250,3 +250,18 @@ def test_onnx_runtime_fp16_converter_output_is_unsorted_and_fixed_by_reordering(
     onnx.checker.check_model(str(path), full_check=True)
     [after] = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, x)
     assert np.array_equal(before, after)
+
+
+def test_a_large_graph_is_checked_per_operator_and_still_names_the_node(cli, save):
+    """Above 20k nodes OL107 asks ONNX Runtime's registry once per operator, then names each node that lacks
+    a kernel: one Add at opset 6 among 20,001 Relus (Relu-6 has a kernel, Add-6 none)."""
+    h = onnx.helper
+    nodes = [h.make_node("Relu", [f"t{i}"], [f"t{i + 1}"], name=f"relu{i}") for i in range(20_001)]
+    nodes.insert(7, h.make_node("Add", ["t7", "t7"], ["t7b"], name="old_add"))
+    nodes[8] = h.make_node("Relu", ["t7b"], ["t8"], name="relu7")
+    value = h.make_tensor_value_info
+    graph = h.make_graph(nodes, "chain", [value("t0", onnx.TensorProto.FLOAT, [2])],
+                         [value("t20001", onnx.TensorProto.FLOAT, [2])])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 6)], ir_version=3)
+    found = [d for d in _findings(cli, save(model, "large.onnx")) if d["code"] == "OL107"]
+    assert [(d["location"]["path"], d["location"]["node"]) for d in found] == [("graph/node[7]", "old_add")]

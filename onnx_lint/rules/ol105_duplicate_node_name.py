@@ -41,9 +41,13 @@ class DuplicateNodeName(Rule):
     summary = "Two nodes share a name (tools address nodes by name)"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        # op_type, domain, name per node, from the one pass over each graph: the names are every third
+        named = [name for scope in ctx.scopes for name in scope.scan().texts[2::3] if name]
+        if len(set(named)) == len(named):
+            return  # the common case, settled without a loop over nodes
         first: dict[str, str] = {}
         for scope in ctx.scopes:
-            texts = scope.scan().texts  # op_type, domain, name per node, from the one pass over the graph
+            texts = scope.scan().texts
             for i in range(len(scope.graph.node)):
                 name = texts[3 * i + 2]
                 if not name:

@@ -77,8 +77,11 @@ class RuntimeMissingKernel(Rule):
         answers: dict[tuple, str | None] = {}  # most nodes repeat an (op, types) combination
         check_types = sum(len(scope.graph.node) for scope in ctx.scopes) <= TYPE_CHECK_MAX_NODES
         for scope in ctx.scopes:
-            types = _TypeLookup(ctx, scope)
             texts = scope.scan().texts
+            if not check_types and not _any_missing(facts, set(zip(texts[0::3], texts[1::3])), opsets,
+                                                    known_domains, answers):
+                continue  # a large graph whose every operator has a kernel: no loop over its nodes
+            types = _TypeLookup(ctx, scope)
             for i in range(len(scope.graph.node)):
                 op_type, domain = texts[3 * i], texts[3 * i + 1]
                 domain = "" if domain == "ai.onnx" else domain
@@ -131,6 +134,22 @@ class _TypeLookup:
                 return self.initializers[scope.path][name]
             scope = scope.parent
         return 0
+
+
+def _any_missing(facts: RuntimeFacts, ops: set[tuple[str, str]], opsets: dict[str, int], known_domains: set[str],
+                 answers: dict[tuple, str | None]) -> bool:
+    """Whether some (op_type, domain) of ``ops`` has no kernel at its opset (types not considered);
+    answers are kept by (domain, op_type), as the per-node loop keeps them when it skips types."""
+    for op_type, domain in ops:
+        domain = "" if domain == "ai.onnx" else domain
+        if domain not in known_domains or domain not in opsets or (domain, op_type) in _NO_KERNEL_NEEDED:
+            continue
+        key = (domain, op_type)
+        if key not in answers:
+            answers[key] = _missing(facts, onnx.NodeProto(op_type=op_type), domain, opsets[domain], None)
+        if answers[key]:
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=4096)
