@@ -472,3 +472,17 @@ async def test_quantize_can_be_cancelled_and_writes_nothing(client, tmp_path):
         await task
     assert not (tmp_path / "out.onnx").exists()
     assert client.progress_reports[token][-1].kind == "end"
+
+
+# -- protocol errors --------------------------------------------------------------------------------------
+async def test_bad_command_arguments_and_failed_requests_carry_the_lsp_error_codes(client, tmp_path):
+    from pygls.exceptions import JsonRpcException
+
+    with pytest.raises(JsonRpcException) as bad:
+        await execute(client, "onnx-lint.fix", (tmp_path / "m.onnx").as_uri())  # no data.key
+    assert bad.value.code == lsp.ErrorCodes.InvalidParams and "data.key" in str(bad.value)
+    unreadable = tmp_path / "bad.onnx"
+    unreadable.write_bytes(b"not a model")
+    with pytest.raises(JsonRpcException) as failed:
+        await execute(client, "onnx-lint.showModel", unreadable.as_uri())
+    assert failed.value.code == lsp.LSPErrorCodes.RequestFailed

@@ -116,8 +116,8 @@ class Session:
         old = self.lints.get(path)
         if old is not None and not old.done():
             old.cancel()
-        task = asyncio.ensure_future(self._lint(path))
-        self.lints[path] = task  # the reference that keeps the task alive
+        task = self.tasks.spawn(self._lint(path))  # held until done, even once a newer lint replaces it here
+        self.lints[path] = task
         return task
 
     async def _lint(self, path: Path) -> Outcome:
@@ -277,9 +277,7 @@ class Session:
         """Stop every lint, background task and worker (``shutdown``, or the end of the stream)."""
         with contextlib.suppress(RuntimeError):  # the second call, after the loop has closed, has nothing to wake
             self.stopping.set()
-        for task in self.lints.values():
-            task.cancel()
-        self.tasks.cancel_all()
+        self.tasks.cancel_all()  # lints among them
         self.pool.stop()
         for worker in list(self.quantize_workers):
             worker.stop()
