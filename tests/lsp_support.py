@@ -71,6 +71,18 @@ def open_binary(client: LanguageClient, path) -> None:
         lsp.TextDocumentItem(uri=path.as_uri(), language_id="onnx", version=1, text=mangled)))
 
 
+async def next_notification(client: LanguageClient, method: str, timeout: float) -> bool:
+    """Wait up to ``timeout`` for the next ``method`` notification; whether one came.
+
+    The waiter is left pending on a timeout, never cancelled: pytest-lsp resolves the
+    waiter of the next such notification, and resolving a cancelled one raises
+    InvalidStateError inside the client, which it treats as a fatal server error.
+    """
+    arrived = asyncio.wrap_future(client.protocol.wait_for_notification(method))
+    done, _pending = await asyncio.wait({arrived}, timeout=timeout)
+    return bool(done)
+
+
 async def diagnostics_for(client: LanguageClient, uri: str, condition=lambda d: True,
                           timeout: float = WAIT_S) -> list[lsp.Diagnostic]:
     """Wait until diagnostics published for ``uri`` satisfy ``condition``; returns them."""
@@ -82,11 +94,7 @@ async def diagnostics_for(client: LanguageClient, uri: str, condition=lambda d: 
         remaining = deadline - loop.time()
         if remaining <= 0:
             raise AssertionError(f"no matching diagnostics for {uri}; last: {client.diagnostics.get(uri)}")
-        try:
-            await asyncio.wait_for(client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS),
-                                   min(remaining, 5.0))
-        except asyncio.TimeoutError:
-            pass
+        await next_notification(client, lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, min(remaining, 5.0))
 
 
 async def fresh_diagnostics(client: LanguageClient, uri: str, timeout: float = WAIT_S) -> list[lsp.Diagnostic]:
@@ -148,10 +156,7 @@ async def holds_for(client: LanguageClient, uris: list[str], condition: Callable
         remaining = deadline - loop.time()
         if remaining <= 0:
             return
-        try:
-            await asyncio.wait_for(client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), remaining)
-        except asyncio.TimeoutError:
-            pass
+        await next_notification(client, lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, remaining)
 
 
 async def until(condition: Callable[[], bool], what: str, timeout: float = WAIT_S, every: float = 0.02) -> None:

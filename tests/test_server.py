@@ -20,6 +20,7 @@ from lsp_support import (
     diagnostics_for,
     execute,
     holds_for,
+    next_notification,
     open_binary,
     pull,
     pull_capabilities,
@@ -465,7 +466,7 @@ async def test_quantize_can_be_cancelled_and_writes_nothing(client, tmp_path):
     task = asyncio.ensure_future(execute(client, "onnx-lint.quantize", model.as_uri(),
                                          {"output": "out.onnx", "samples": 64}, timeout=300))
     while not client.progress_reports or not next(iter(client.progress_reports.values())):
-        await asyncio.wait_for(client.wait_for_notification(lsp.PROGRESS), WAIT_S)  # the progress has begun
+        assert await next_notification(client, lsp.PROGRESS, WAIT_S), "no progress began"
     [token] = client.progress_reports
     client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=token))
     with pytest.raises(Exception, match="cancelled"):
