@@ -50,3 +50,10 @@ def test_server_footprint_benchmark_smoke(tmp_path):
 def test_server_latency_benchmark_smoke(tmp_path):
     table = _smoke("benchmarks/server_latency.py", tmp_path, timeout=600)
     assert "mlp-1000-weak" in table and "cached re-open" in table
+
+
+def test_server_settings_benchmark_smoke():
+    done = subprocess.run([sys.executable, "benchmarks/server_settings.py", "--lints", "20"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "settings index" in done.stdout
