@@ -306,6 +306,11 @@ async def test_configuration_is_read_once_and_again_after_a_change_or_save(clien
         lsp.FileEvent(uri=config.as_uri(), type=lsp.FileChangeType.Changed)]))
     assert await diagnostics_for(client, model.as_uri(), lambda d: not d) == []
 
+    config.write_text("")  # new editor settings resolve the configuration files again too
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"onnxLint": {}}))
+    [d] = await diagnostics_for(client, model.as_uri(), bool)
+    assert d.code == "OL001"
+
 
 async def test_clients_that_cannot_watch_files_still_see_configuration_changes(polling_client, tmp_path):
     client = polling_client
