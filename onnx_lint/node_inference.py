@@ -1,0 +1,186 @@
+"""Why ONNX's inference left one node's outputs untyped, in the engine's own words.
+
+Whole-model strict inference reports its failures as text that names a node
+only by op type and (optional) name, so two unnamed nodes of one op type cannot
+be told apart; and it reports nothing at all once the model holds one operator
+it has no schema for. Instead, each *frontier* node (typed inputs, untyped
+outputs) is inferred again on its own, with ``onnx.shape_inference.infer_node_outputs``
+and the input types and constant values the whole-model run knew: the exception
+it raises is that node's message, exactly. Only frontier nodes pay; a model whose
+every output is typed never gets here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import onnx
+import onnx.defs
+import onnx.shape_inference
+
+from onnx_lint.errors import first_line, untagged
+from onnx_lint.graphs import outer_reads, subgraph_attributes
+
+TypeOf = Callable[[str], "onnx.TypeProto | None"]
+DataOf = Callable[[str], "onnx.TensorProto | None"]
+
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """The model-level facts per-node inference needs: opset imports, IR version, local functions."""
+
+    opsets: Mapping[str, int]
+    opset_imports: tuple[onnx.OperatorSetIdProto, ...]
+    ir_version: int
+    functions: Mapping[tuple[str, str], onnx.FunctionProto]
+
+    @classmethod
+    def of(cls, model: onnx.ModelProto) -> ModelFacts:
+        opsets = {_domain(o.domain): o.version for o in model.opset_import}
+        functions = {(_domain(f.domain), f.name): f for f in model.functions}
+        return cls(opsets, tuple(model.opset_import), model.ir_version, functions)
+
+
+@dataclass(frozen=True)
+class NodeFailure:
+    """What inferring one node on its own said. ``message`` is None when it inferred every output
+    (the whole-model run knew something this run cannot be given: values data propagation computed)."""
+
+    message: str | None
+
+
+def explain_untyped(node: onnx.NodeProto, facts: ModelFacts, type_of: TypeOf, data_of: DataOf) -> NodeFailure:
+    """Infer ``node`` alone from the types (``type_of``) and constant values (``data_of``) in its scope."""
+    domain = _domain(node.domain)
+    function = facts.functions.get((domain, node.op_type))
+    if function is not None and not onnx.defs.has(node.op_type, domain):
+        return _explain_function(node, function, type_of)
+    version = facts.opsets.get(domain)
+    if version is None:
+        return NodeFailure(f"its domain '{_shown(domain)}' is not among the model's opset imports")
+    try:
+        schema = onnx.defs.get_schema(node.op_type, version, domain)
+    except onnx.defs.SchemaError:
+        return NodeFailure(_no_schema(node.op_type, domain, version))
+    if not schema.has_type_and_shape_inference_function:
+        return NodeFailure(f"ONNX's schema for {node.op_type} ({_shown(domain)}, opset {version}) defines no "
+                           "type and shape inference")
+    types, missing = _input_types(node, type_of)
+    if missing:
+        return NodeFailure(f"its input '{missing}' has no type")
+    data = {name: tensor for name in node.input if name and (tensor := data_of(name)) is not None}
+    try:
+        outputs = onnx.shape_inference.infer_node_outputs(
+            schema, node, types, input_data=data, opset_imports=list(facts.opset_imports),
+            ir_version=facts.ir_version)
+    except Exception as exc:  # onnx raises InferenceError, and plain errors for malformed nodes
+        return NodeFailure(_clean(exc))
+    untyped = [o for o in node.output if o and not _has_elem_type(outputs.get(o))]
+    return NodeFailure(None if not untyped else f"ONNX's inference for {node.op_type} gives '{untyped[0]}' no type")
+
+
+def _explain_function(node: onnx.NodeProto, function: onnx.FunctionProto, type_of: TypeOf) -> NodeFailure:
+    """A model-local function: infer its body with the call's input types and attributes."""
+    types: list[onnx.TypeProto] = []
+    for name in node.input:
+        found = type_of(name) if name else onnx.TypeProto()
+        if found is None:
+            return NodeFailure(f"its input '{name}' has no type")
+        types.append(found)
+    try:
+        outputs = onnx.shape_inference.infer_function_output_types(function, types, list(node.attribute))
+    except Exception as exc:
+        return NodeFailure(f"in the body of function '{node.op_type}': {_clean(exc)}")
+    if len(outputs) == len(node.output) and all(_has_elem_type(t) for t in outputs):
+        return NodeFailure(None)
+    return NodeFailure(f"ONNX's inference of function '{node.op_type}' gives its outputs no type")
+
+
+def _input_types(node: onnx.NodeProto, type_of: TypeOf) -> tuple[dict[str, onnx.TypeProto], str | None]:
+    """Types of the node's inputs and of what its subgraphs read from outside (onnx takes both in one
+    table), or the first input without one."""
+    types: dict[str, onnx.TypeProto] = {}
+    for name in node.input:
+        if not name or name in types:
+            continue
+        found = type_of(name)
+        if found is None:
+            return types, name
+        types[name] = found
+    if any(True for _ in subgraph_attributes(node)):
+        for name in sorted(outer_reads(node)):
+            found = type_of(name)
+            if found is not None and name not in types:
+                types[name] = found
+    return types, None
+
+
+def _no_schema(op_type: str, domain: str, version: int) -> str:
+    if domain not in _known_domains():
+        return f"no schema for operator '{op_type}' of domain '{domain}' (custom operator)"
+    if onnx.defs.has(op_type, domain):
+        since = min(s.since_version for s in _history(op_type, domain))
+        return (f"operator '{op_type}' does not exist at opset {version} of domain '{_shown(domain)}' "
+                f"(it was introduced in opset {since})")
+    return f"no schema for operator '{op_type}' in domain '{_shown(domain)}' (not an operator of that domain)"
+
+
+def _history(op_type: str, domain: str) -> list[onnx.defs.OpSchema]:
+    return [s for s in onnx.defs.get_all_schemas_with_history() if s.name == op_type and s.domain == domain]
+
+
+class _Domains:
+    @cached_property
+    def known(self) -> frozenset[str]:
+        return frozenset(_domain(s.domain) for s in onnx.defs.get_all_schemas())
+
+
+_DOMAINS = _Domains()
+
+
+def _known_domains() -> frozenset[str]:
+    """Domains onnx has schemas for (ai.onnx, ai.onnx.ml, ai.onnx.preview.training, ...)."""
+    return _DOMAINS.known
+
+
+def _domain(domain: str) -> str:
+    return "" if domain in _DEFAULT_DOMAINS else domain
+
+
+def _shown(domain: str) -> str:
+    return domain or "ai.onnx"
+
+
+def _clean(exc: BaseException) -> str:
+    return untagged(first_line(exc)) or type(exc).__name__
+
+
+def _has_elem_type(value: onnx.TypeProto | None) -> bool:
+    if value is None:
+        return False
+    which = value.WhichOneof("value")
+    if which == "tensor_type":
+        return value.tensor_type.elem_type != 0
+    return which is not None
+
+
+def constant_value(node: onnx.NodeProto) -> onnx.TensorProto | None:
+    """The tensor a standard ``Constant`` node produces, as whole-model inference reads it; None for
+    forms inference does not propagate (sparse, strings)."""
+    for attr in node.attribute:
+        if attr.name == "value" and attr.type == onnx.AttributeProto.TENSOR:
+            return attr.t
+        if attr.name == "value_int":
+            return onnx.numpy_helper.from_array(np.array(attr.i, dtype=np.int64))
+        if attr.name == "value_ints":
+            return onnx.numpy_helper.from_array(np.array(list(attr.ints), dtype=np.int64))
+        if attr.name == "value_float":
+            return onnx.numpy_helper.from_array(np.array(attr.f, dtype=np.float32))
+        if attr.name == "value_floats":
+            return onnx.numpy_helper.from_array(np.array(list(attr.floats), dtype=np.float32))
+    return None
