@@ -20,7 +20,7 @@ from onnx_lint.edits import SetType
 from onnx_lint.graphs import ROOT, GraphScope, topological_order
 from onnx_lint.inference import ENGINE_NAMES_PINNED, INLINE_ELEMENTS, PIN_SIZES, ShapeOracle
 from onnx_lint.model_io import LoadedModel, check_cycles
-from onnx_lint.node_inference import ModelFacts, constant_value, explain_untyped
+from onnx_lint.node_inference import NO_TYPE, ModelFacts, constant_value, explain_untyped
 from onnx_lint.runtime_probe import ENGINE_RUN
 from onnx_lint.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info
 
@@ -117,6 +117,7 @@ class LintContext:
         self.runtime_probe = runtime_probe
         self._init_names: dict[str, set[str]] = {}
         self._init_tables: dict[str, dict[str, onnx.TensorProto]] = {}
+        self._otherwise: dict[tuple[str, int], str] = {}
 
     @cached_property
     def scopes(self) -> list[GraphScope]:
@@ -434,7 +435,7 @@ class LintContext:
         if unexplained:  # the node failed on values data propagation computed upstream: ask strict inference
             strict = self.oracle.strict_messages(list(unexplained))
             for key, group in unexplained.items():
-                group.message = strict.get(key, "ONNX shape inference derived no type for its outputs")
+                group.message = strict.get(key, self._otherwise.pop(key, NO_TYPE))
         return groups
 
     def _initializers(self, scope: GraphScope) -> set[str]:
@@ -502,7 +503,7 @@ class LintContext:
         result = []
         for at, tensors in grouped.items():
             node = graph.node[at] if at is not None else None
-            message = (self._explain(scope, node) or "") if node is not None else "no node produces it"
+            message = (self._explain(scope, at) or "") if at is not None else "no node produces it"
             result.append(UntypedGroup(scope.path, at, node, sorted(set(tensors), key=tensors.index), message))
         return result
 
@@ -511,10 +512,13 @@ class LintContext:
     def _model_facts(self) -> ModelFacts:
         return ModelFacts.of(self.model)
 
-    def _explain(self, scope: GraphScope, node: onnx.NodeProto) -> str | None:
+    def _explain(self, scope: GraphScope, index: int) -> str | None:
         """The engine's own words for a root-cause node, from inferring it alone (None: it could not say)."""
-        return explain_untyped(node, self._model_facts, lambda name: self._type_in(scope, name),
-                               lambda name: self._data_in(scope, name)).message
+        failure = explain_untyped(scope.graph.node[index], self._model_facts, lambda name: self._type_in(scope, name),
+                                  lambda name: self._data_in(scope, name))
+        if failure.message is None:
+            self._otherwise[(scope.path, index)] = failure.otherwise
+        return failure.message
 
     def _initializer_table(self, scope: GraphScope) -> dict[str, onnx.TensorProto]:
         if scope.path not in self._init_tables:

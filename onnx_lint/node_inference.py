@@ -46,16 +46,29 @@ class ModelFacts:
         return cls(opsets, tuple(model.opset_import), model.ir_version, functions)
 
 
+# When neither inferring the node alone nor strict whole-model inference says anything.
+NO_TYPE = "ONNX shape inference derived no type for its outputs"
+
+
 @dataclass(frozen=True)
 class NodeFailure:
-    """What inferring one node on its own said. ``message`` is None when it inferred every output
-    (the whole-model run knew something this run cannot be given: values data propagation computed)."""
+    """What inferring one node on its own said.
+
+    ``message`` is the node's own failure (or a schema fact), exact. It is None when the node
+    inferred without error: the whole-model run then failed on values data propagation computed
+    upstream, which one node's inference cannot be given, and strict whole-model inference is
+    the one to ask; ``otherwise`` is what to say if that has nothing either.
+    """
 
     message: str | None
+    otherwise: str = NO_TYPE
 
 
 def explain_untyped(node: onnx.NodeProto, facts: ModelFacts, type_of: TypeOf, data_of: DataOf) -> NodeFailure:
-    """Infer ``node`` alone from the types (``type_of``) and constant values (``data_of``) in its scope."""
+    """Infer ``node`` alone from the types (``type_of``) and constant values (``data_of``) in its scope.
+
+    ``type_of`` answers for the node's outputs too: None for those the whole-model run left untyped.
+    """
     domain = _domain(node.domain)
     function = facts.functions.get((domain, node.op_type))
     if function is not None and not onnx.defs.has(node.op_type, domain):
@@ -67,9 +80,12 @@ def explain_untyped(node: onnx.NodeProto, facts: ModelFacts, type_of: TypeOf, da
         schema = onnx.defs.get_schema(node.op_type, version, domain)
     except onnx.defs.SchemaError:
         return NodeFailure(_no_schema(node.op_type, domain, version))
+    left = [o for o in node.output if o and type_of(o) is None]
+    where = f"{node.op_type} ({_shown(domain)} opset {version})"
     if not schema.has_type_and_shape_inference_function:
-        return NodeFailure(f"ONNX's schema for {node.op_type} ({_shown(domain)}, opset {version}) defines no "
-                           "type and shape inference")
+        fixed = _fixed(schema, node, left)
+        hint = f"; it fixes {fixed}, which only infer_shapes(check_type=True) applies" if fixed else ""
+        return NodeFailure(f"ONNX's schema for {where} defines no shape inference{hint}")
     types, missing = _input_types(node, type_of)
     if missing:
         return NodeFailure(f"its input '{missing}' has no type")
@@ -80,12 +96,39 @@ def explain_untyped(node: onnx.NodeProto, facts: ModelFacts, type_of: TypeOf, da
             ir_version=facts.ir_version)
     except Exception as exc:  # onnx raises InferenceError, and plain errors for malformed nodes
         return NodeFailure(_clean(exc))
-    untyped = [o for o in node.output if o and not _has_elem_type(outputs.get(o))]
-    return NodeFailure(None if not untyped else f"ONNX's inference for {node.op_type} gives '{untyped[0]}' no type")
+    still = [o for o in left if not _has_elem_type(outputs.get(o))]
+    if still:
+        return NodeFailure(None, f"ONNX's inference for {where} gives '{still[0]}' no type")
+    fixed = _fixed(schema, node, left)
+    if fixed:  # typed alone only by the schema's type constraints, which inference applies with check_type
+        return NodeFailure(None, f"ONNX's shape inference for {where} does not type {fixed} (its schema fixes "
+                                 "that; only infer_shapes(check_type=True) applies it)")
+    return NodeFailure(None)
+
+
+def _fixed(schema: onnx.defs.OpSchema, node: onnx.NodeProto, outputs: list[str]) -> str:
+    """"'y' as tensor(float)" for each of ``outputs`` whose type the schema alone decides ('' for none)."""
+    outs = list(node.output)
+    fixed = [(name, _allowed_types(schema, outs.index(name))) for name in outputs]
+    return ", ".join(f"'{name}' as {allowed[0]}" for name, allowed in fixed if len(allowed) == 1)
+
+
+def _allowed_types(schema: onnx.defs.OpSchema, index: int) -> list[str]:
+    formals = schema.outputs
+    if not formals:
+        return []
+    formal = formals[min(index, len(formals) - 1)]
+    if index >= len(formals) and formal.option != onnx.defs.OpSchema.FormalParameterOption.Variadic:
+        return []
+    for constraint in schema.type_constraints:
+        if constraint.type_param_str == formal.type_str:
+            return list(constraint.allowed_type_strs)
+    return [formal.type_str]
 
 
 def _explain_function(node: onnx.NodeProto, function: onnx.FunctionProto, type_of: TypeOf) -> NodeFailure:
-    """A model-local function: infer its body with the call's input types and attributes."""
+    """A model-local function: infer its body with the call's input types and attributes (onnx takes no
+    constant values here; strict inference, the fallback, has them)."""
     types: list[onnx.TypeProto] = []
     for name in node.input:
         found = type_of(name) if name else onnx.TypeProto()
@@ -98,7 +141,7 @@ def _explain_function(node: onnx.NodeProto, function: onnx.FunctionProto, type_o
         return NodeFailure(f"in the body of function '{node.op_type}': {_clean(exc)}")
     if len(outputs) == len(node.output) and all(_has_elem_type(t) for t in outputs):
         return NodeFailure(None)
-    return NodeFailure(f"ONNX's inference of function '{node.op_type}' gives its outputs no type")
+    return NodeFailure(None, f"ONNX's inference of function '{node.op_type}' gives its outputs no type")
 
 
 def _input_types(node: onnx.NodeProto, type_of: TypeOf) -> tuple[dict[str, onnx.TypeProto], str | None]:
