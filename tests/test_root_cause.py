@@ -89,8 +89,8 @@ def test_node_in_a_loop_body_reading_the_outer_scope_gets_its_message(cli, save)
 
 
 def test_model_local_function_names_the_node_inside_it(cli, save):
-    topk = h.make_function("local.fn", "MyTopK", ["x", "k"], ["v"], [h.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)],
-                           opset_imports=[h.make_opsetid("", 17)])
+    body = [h.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)]
+    topk = h.make_function("local.fn", "MyTopK", ["x", "k"], ["v"], body, opset_imports=[h.make_opsetid("", 17)])
     path = save(_model([h.make_node("MyTopK", ["X", "K"], ["f"], domain="local.fn"), h.make_node("Relu", ["f"], ["Y"])],
                        [K5], opsets=(("", 17), ("local.fn", 1)), functions=[topk]))
     [diag] = _ol003(cli, path)
