@@ -504,7 +504,7 @@ class LintContext:
         for at, tensors in grouped.items():
             node = graph.node[at] if at is not None else None
             message = (self._explain(scope, at) or "") if at is not None else "no node produces it"
-            result.append(UntypedGroup(scope.path, at, node, sorted(set(tensors), key=tensors.index), message))
+            result.append(UntypedGroup(scope.path, at, node, list(dict.fromkeys(tensors)), message))
         return result
 
     # -- root causes ------------------------------------------------------------------
