@@ -17,7 +17,7 @@ import onnx
 
 from onnx_lint.diagnostics import Location
 from onnx_lint.edits import SetType
-from onnx_lint.graphs import ROOT, GraphScope, topological_order
+from onnx_lint.graphs import ROOT, GraphScope, resolve_graph, topological_order
 from onnx_lint.inference import ENGINE_NAMES_PINNED, INLINE_ELEMENTS, PIN_SIZES, ShapeOracle
 from onnx_lint.model_io import LoadedModel, check_cycles
 from onnx_lint.node_inference import NO_TYPE, ModelFacts, constant_value, explain_untyped
@@ -514,8 +514,11 @@ class LintContext:
 
     def _explain(self, scope: GraphScope, index: int) -> str | None:
         """The engine's own words for a root-cause node, from inferring it alone (None: it could not say)."""
-        failure = explain_untyped(scope.graph.node[index], self._model_facts, lambda name: self._type_in(scope, name),
-                                  lambda name: self._data_in(scope, name))
+        # The node as the whole-model run saw it: its subgraphs stripped of their annotations too.
+        seen = self.oracle.inferred
+        node = resolve_graph(seen, scope.path).node[index] if seen is not None else scope.graph.node[index]
+        failure = explain_untyped(node, self._model_facts,
+                                  lambda name: self._type_in(scope, name), lambda name: self._data_in(scope, name))
         if failure.message is None:
             self._otherwise[(scope.path, index)] = failure.otherwise
         return failure.message

@@ -88,6 +88,24 @@ def test_node_in_a_loop_body_reading_the_outer_scope_gets_its_message(cli, save)
     assert f"stopped at this node: {TOO_MANY};" in diag["message"]
 
 
+def test_if_whose_branches_both_fail_names_each_branch_node_and_the_if(cli, save):
+    """Branch outputs declared without a type: the If is inferred as the whole-model run saw it (stripped)."""
+    def branch(tag: str) -> onnx.GraphProto:
+        return h.make_graph([h.make_node("Constant", [], [f"k{tag}"], value=K5),
+                             h.make_node("TopK", ["X", f"k{tag}"], [f"v{tag}", f"i{tag}"], axis=1),
+                             h.make_node("Relu", [f"v{tag}"], [f"r{tag}"])], tag, [],
+                            [h.make_tensor_value_info(f"r{tag}", T.UNDEFINED, None)])
+
+    cond = h.make_tensor_value_info("C", T.BOOL, [])
+    path = save(_model([h.make_node("If", ["C"], ["o"], then_branch=branch("t"), else_branch=branch("e")),
+                        h.make_node("Relu", ["o"], ["Y"])], inputs=(X, cond)))
+    by_path = {d["location"]["path"]: d["message"] for d in _ol003(cli, path)}
+    assert set(by_path) == {"graph/node[0]", "graph/node[0]/then_branch/node[1]", "graph/node[0]/else_branch/node[1]"}
+    assert f"stopped at this node: inside it, at TopK: {TOO_MANY};" in by_path["graph/node[0]"]
+    for branch_node in ("graph/node[0]/then_branch/node[1]", "graph/node[0]/else_branch/node[1]"):
+        assert f"stopped at this node: {TOO_MANY};" in by_path[branch_node]
+
+
 def test_model_local_function_names_the_node_inside_it(cli, save):
     body = [h.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)]
     topk = h.make_function("local.fn", "MyTopK", ["x", "k"], ["v"], body, opset_imports=[h.make_opsetid("", 17)])
