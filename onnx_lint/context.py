@@ -20,7 +20,7 @@ from onnx_lint.edits import SetType
 from onnx_lint.graphs import ROOT, GraphScope, resolve_graph, topological_order
 from onnx_lint.inference import ENGINE_NAMES_PINNED, INLINE_ELEMENTS, PIN_SIZES, ShapeOracle
 from onnx_lint.model_io import LoadedModel, check_cycles
-from onnx_lint.node_inference import NO_TYPE, ModelFacts, constant_value, explain_untyped
+from onnx_lint.node_inference import NO_TYPE, ModelFacts, NodeFailure, constant_value, explain_untyped
 from onnx_lint.runtime_probe import ENGINE_RUN
 from onnx_lint.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info
 
@@ -514,14 +514,18 @@ class LintContext:
 
     def _explain(self, scope: GraphScope, index: int) -> str | None:
         """The engine's own words for a root-cause node, from inferring it alone (None: it could not say)."""
-        # The node as the whole-model run saw it: its subgraphs stripped of their annotations too.
-        seen = self.oracle.inferred
-        node = resolve_graph(seen, scope.path).node[index] if seen is not None else scope.graph.node[index]
-        failure = explain_untyped(node, self._model_facts,
-                                  lambda name: self._type_in(scope, name), lambda name: self._data_in(scope, name))
+        failure = self.node_failure(scope, index)
         if failure.message is None:
             self._otherwise[(scope.path, index)] = failure.otherwise
         return failure.message
+
+    def node_failure(self, scope: GraphScope, index: int) -> NodeFailure:
+        """What ONNX's inference says about node ``index`` of ``scope`` inferred on its own, with what the
+        whole-model run knew around it, and the node as that run saw it (subgraphs stripped too)."""
+        seen = self.oracle.inferred
+        node = resolve_graph(seen, scope.path).node[index] if seen is not None else scope.graph.node[index]
+        return explain_untyped(node, self._model_facts, lambda name: self._type_in(scope, name),
+                               lambda name: self._data_in(scope, name))
 
     def _initializer_table(self, scope: GraphScope) -> dict[str, onnx.TensorProto]:
         if scope.path not in self._init_tables:
