@@ -132,14 +132,21 @@ def test_nodes_without_a_schema_say_why(cli, save, node, opsets, said):
     assert f"stopped at this node: {said};" in diag["message"]
 
 
-def test_failure_on_data_propagated_values_falls_back_to_strict_inference(cli, save):
-    """Reshape's target comes from Shape -> Concat: only whole-model inference knows its values."""
-    two = h.make_node("Constant", [], ["tail"], value=numpy_helper.from_array(np.array([-1, -1], dtype=np.int64)))
-    path = save(_model([h.make_node("Shape", ["X"], ["s"]), two, h.make_node("Concat", ["s", "tail"], ["t"], axis=0),
-                        h.make_node("Reshape", ["X", "t"], ["r"]), h.make_node("Relu", ["r"], ["Y"])]))
-    [diag] = _ol003(cli, path)
-    assert diag["location"]["path"] == "graph/node[3]"
-    assert "stopped at this node: Target shape may not have multiple -1 dimensions;" in diag["message"]
+def test_failures_on_data_propagated_values_fall_back_to_strict_inference_node_by_node(cli, save):
+    """Reshape targets built by Shape -> Concat: only whole-model inference knows their values. Two unnamed
+    Reshapes fail differently; each strict-mode line is matched to its own node (the regex gave both node[5]'s)."""
+    def const(name, values):
+        return h.make_node("Constant", [], [name], value=numpy_helper.from_array(np.array(values, dtype=np.int64)))
+
+    path = save(_model([
+        h.make_node("Shape", ["X"], ["s"]), const("two", [-1, -1]), const("neg", [-2]),
+        h.make_node("Concat", ["s", "two"], ["t1"], axis=0), h.make_node("Concat", ["s", "neg"], ["t2"], axis=0),
+        h.make_node("Reshape", ["X", "t2"], ["r2"]), h.make_node("Reshape", ["X", "t1"], ["r1"]),
+        h.make_node("Add", ["r1", "r2"], ["Y"]),
+    ]))
+    by_path = {d["location"]["path"]: d["message"] for d in _ol003(cli, path)}
+    assert "stopped at this node: Invalid dimension value: -2;" in by_path["graph/node[5]"]
+    assert "stopped at this node: Target shape may not have multiple -1 dimensions;" in by_path["graph/node[6]"]
 
 
 def test_sklearn_normalizer_note_names_the_missing_inference_and_check_type_types_it(cli, save):
