@@ -116,7 +116,7 @@ class LintContext:
         self.oracle = oracle or ShapeOracle(loaded)
         self.runtime_probe = runtime_probe
         self._init_names: dict[str, set[str]] = {}
-        self._init_tables: dict[str, dict[str, onnx.TensorProto]] = {}
+        self._init_tables: dict[str, dict[str, onnx.TensorProto | onnx.SparseTensorProto]] = {}
         self._otherwise: dict[tuple[str, int], str] = {}
 
     @cached_property
@@ -527,9 +527,11 @@ class LintContext:
         return explain_untyped(node, self._model_facts, lambda name: self._type_in(scope, name),
                                lambda name: self._data_in(scope, name))
 
-    def _initializer_table(self, scope: GraphScope) -> dict[str, onnx.TensorProto]:
+    def _initializer_table(self, scope: GraphScope) -> dict[str, onnx.TensorProto | onnx.SparseTensorProto]:
         if scope.path not in self._init_tables:
-            self._init_tables[scope.path] = {t.name: t for t in scope.graph.initializer}
+            table: dict[str, onnx.TensorProto | onnx.SparseTensorProto] = {t.name: t for t in scope.graph.initializer}
+            table.update((t.values.name, t) for t in scope.graph.sparse_initializer)
+            self._init_tables[scope.path] = table
         return self._init_tables[scope.path]
 
     def _type_in(self, scope: GraphScope, name: str) -> onnx.TypeProto | None:
@@ -540,6 +542,8 @@ class LintContext:
             if value is not None:
                 return value.type if _has_elem_type(value) else None
             tensor = self._initializer_table(current).get(name)
+            if isinstance(tensor, onnx.SparseTensorProto):
+                return onnx.helper.make_sparse_tensor_type_proto(tensor.values.data_type, list(tensor.dims))
             if tensor is not None:
                 return onnx.helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
             current = current.parent
@@ -550,14 +554,17 @@ class LintContext:
         output of a ``Constant`` node of the same graph (the stripped copy it ran on holds no other weight
         bytes, and onnx does not pass an enclosing graph's values into a subgraph)."""
         tensor = self._initializer_table(scope).get(name)
-        if tensor is not None:
-            small = math.prod(tensor.dims) <= INLINE_ELEMENTS
-            return tensor if small and tensor.data_location != onnx.TensorProto.EXTERNAL else None
-        producer = scope.producers().get(name)
-        if producer is None:
-            return None
-        node = scope.graph.node[producer]
-        return constant_value(node) if node.op_type == "Constant" and node.domain in ("", "ai.onnx") else None
+        if tensor is not None:  # the stripped copy turned larger ones into graph inputs; sparse ones are not read
+            small = isinstance(tensor, onnx.TensorProto) and math.prod(tensor.dims) <= INLINE_ELEMENTS
+            tensor = tensor if small else None
+        else:
+            producer = scope.producers().get(name)
+            node = scope.graph.node[producer] if producer is not None else None
+            is_constant = node is not None and node.op_type == "Constant" and node.domain in ("", "ai.onnx")
+            tensor = constant_value(node) if node is not None and is_constant else None
+        if tensor is None or tensor.data_location == onnx.TensorProto.EXTERNAL:
+            return None  # external bytes are not loaded
+        return tensor
 
 
 def _run_clause(follows: str | None, a: int, b: int) -> str:
