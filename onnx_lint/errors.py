@@ -35,6 +35,12 @@ def untagged(text: str) -> str:
     return text.rstrip(".").strip()
 
 
+def inner_message(text: str) -> str:
+    """What strict inference says about the one node it reports first, without the wrapper naming it."""
+    nested = _NESTED.match(_TAGS.sub("", text).strip())
+    return untagged(nested.group(3)) if nested else untagged(text)
+
+
 class OnnxLintError(Exception):
     """Base class: ``str(error)`` is a complete, user-facing sentence."""
 

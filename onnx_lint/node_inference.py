@@ -21,7 +21,7 @@ import onnx
 import onnx.defs
 import onnx.shape_inference
 
-from onnx_lint.errors import first_line, untagged
+from onnx_lint.errors import first_line, inner_message, untagged
 from onnx_lint.graphs import outer_reads, subgraph_attributes
 
 TypeOf = Callable[[str], "onnx.TypeProto | None"]
@@ -70,9 +70,8 @@ def explain_untyped(node: onnx.NodeProto, facts: ModelFacts, type_of: TypeOf, da
     ``type_of`` answers for the node's outputs too: None for those the whole-model run left untyped.
     """
     domain = _domain(node.domain)
-    function = facts.functions.get((domain, node.op_type))
-    if function is not None and not onnx.defs.has(node.op_type, domain):
-        return _explain_function(node, function, type_of)
+    if (domain, node.op_type) in facts.functions and not onnx.defs.has(node.op_type, domain):
+        return _explain_function(node, facts, type_of, data_of)
     version = facts.opsets.get(domain)
     if version is None:
         return NodeFailure(f"its domain '{_shown(domain)}' is not among the model's opset imports")
@@ -126,20 +125,35 @@ def _allowed_types(schema: onnx.defs.OpSchema, index: int) -> list[str]:
     return [formal.type_str]
 
 
-def _explain_function(node: onnx.NodeProto, function: onnx.FunctionProto, type_of: TypeOf) -> NodeFailure:
-    """A model-local function: infer its body with the call's input types and attributes (onnx takes no
-    constant values here; strict inference, the fallback, has them)."""
-    types: list[onnx.TypeProto] = []
-    for name in node.input:
-        found = type_of(name) if name else onnx.TypeProto()
+def _explain_function(node: onnx.NodeProto, facts: ModelFacts, type_of: TypeOf, data_of: DataOf) -> NodeFailure:
+    """A call of a model-local function, inferred alone: onnx's per-function API
+    (``infer_function_output_types``) takes no constant values, so the call runs as the one node of a
+    model of its own (its constant inputs as initializers, the model's functions and opset imports)
+    under strict inference, which can only be reporting that node."""
+    inputs: list[onnx.ValueInfoProto] = []
+    initializers: list[onnx.TensorProto] = []
+    for name in dict.fromkeys(n for n in node.input if n):
+        tensor = data_of(name)
+        if tensor is not None:
+            named = onnx.TensorProto()
+            named.CopyFrom(tensor)
+            named.name = name
+            initializers.append(named)
+            continue
+        found = type_of(name)
         if found is None:
             return NodeFailure(f"its input '{name}' has no type")
-        types.append(found)
+        inputs.append(onnx.helper.make_value_info(name, found))
+    outputs = [onnx.ValueInfoProto(name=name) for name in node.output if name]
+    graph = onnx.helper.make_graph([node], "call", inputs, outputs, initializers)
+    model = onnx.helper.make_model(graph, opset_imports=list(facts.opset_imports), ir_version=facts.ir_version,
+                                   functions=list(facts.functions.values()))
     try:
-        outputs = onnx.shape_inference.infer_function_output_types(function, types, list(node.attribute))
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=True, data_prop=True)
     except Exception as exc:
-        return NodeFailure(f"in the body of function '{node.op_type}': {_clean(exc)}")
-    if len(outputs) == len(node.output) and all(_has_elem_type(t) for t in outputs):
+        return NodeFailure(inner_message(first_line(exc)) or type(exc).__name__)
+    typed = {v.name for v in list(inferred.graph.value_info) + list(inferred.graph.output) if _has_elem_type(v.type)}
+    if all(name in typed for name in node.output if name):
         return NodeFailure(None)
     return NodeFailure(None, f"ONNX's inference of function '{node.op_type}' gives its outputs no type")
 

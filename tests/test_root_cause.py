@@ -106,14 +106,29 @@ def test_if_whose_branches_both_fail_names_each_branch_node_and_the_if(cli, save
         assert f"stopped at this node: {TOO_MANY};" in by_path[branch_node]
 
 
-def test_model_local_function_names_the_node_inside_it(cli, save):
+def _topk_function() -> onnx.FunctionProto:
     body = [h.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)]
-    topk = h.make_function("local.fn", "MyTopK", ["x", "k"], ["v"], body, opset_imports=[h.make_opsetid("", 17)])
+    return h.make_function("local.fn", "MyTopK", ["x", "k"], ["v"], body, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_model_local_function_names_the_node_inside_it(cli, save):
     path = save(_model([h.make_node("MyTopK", ["X", "K"], ["f"], domain="local.fn"), h.make_node("Relu", ["f"], ["Y"])],
-                       [K5], opsets=(("", 17), ("local.fn", 1)), functions=[topk]))
+                       [K5], opsets=(("", 17), ("local.fn", 1)), functions=[_topk_function()]))
     [diag] = _ol003(cli, path)
     assert f"stopped at this node: inside it, at TopK: {TOO_MANY};" in diag["message"]
     assert TOO_MANY in _runtime_refusal(path)
+
+
+def test_function_whose_body_fails_on_a_constant_input_next_to_a_custom_operator(cli, save):
+    """onnx's per-function API takes no values and strict mode is silent here: the call is inferred alone."""
+    path = save(_model([
+        h.make_node("Foo", ["X"], ["f"], domain="my.ops"),
+        h.make_node("Constant", [], ["Kc"], value=K5),
+        h.make_node("MyTopK", ["X", "Kc"], ["v"], domain="local.fn"),
+        h.make_node("Add", ["f", "v"], ["Y"]),
+    ], opsets=(("", 17), ("local.fn", 1), ("my.ops", 1)), functions=[_topk_function()]))
+    by_path = {d["location"]["path"]: d["message"] for d in _ol003(cli, path)}
+    assert f"stopped at this node: inside it, at TopK: {TOO_MANY};" in by_path["graph/node[2]"]
 
 
 @pytest.mark.parametrize(("node", "opsets", "said"), [
