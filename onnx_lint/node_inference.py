@@ -27,6 +27,7 @@ from onnx import numpy_helper
 
 from onnx_lint.errors import first_line, inner_message, untagged
 from onnx_lint.graphs import outer_reads, subgraph_attributes
+from onnx_lint.inference import run_onnx_inference
 
 TypeOf = Callable[[str], "onnx.TypeProto | None"]
 DataOf = Callable[[str], "onnx.TensorProto | None"]
@@ -153,7 +154,7 @@ def _explain_function(node: onnx.NodeProto, facts: ModelFacts, type_of: TypeOf, 
     model = onnx.helper.make_model(graph, opset_imports=list(facts.opset_imports), ir_version=facts.ir_version,
                                    functions=list(facts.functions.values()))
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=True, data_prop=True)
+        inferred = run_onnx_inference(model, strict=True)  # under the engines' memory ceiling
     except Exception as exc:
         return NodeFailure(inner_message(first_line(exc)) or type(exc).__name__)
     typed = {v.name for v in list(inferred.graph.value_info) + list(inferred.graph.output) if _has_elem_type(v.type)}
