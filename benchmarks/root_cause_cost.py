@@ -1,6 +1,6 @@
 """What naming OL003's root causes costs: per-node inference at the frontier vs a strict whole-model run.
 
-    python benchmarks/root_cause_cost.py [--nodes 100000]
+    python benchmarks/root_cause_cost.py [--nodes 100000] [--markdown FILE] [--smoke]
 
 On an N-node residual MLP (benchmarks/models.mlp_chain), healthy and with a failing
 TopK or a schema-less custom operator in the middle, times ``LintContext.untyped_groups``
@@ -70,13 +70,17 @@ def _broken(nodes: int, how: str) -> onnx.ModelProto:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=100_000)
+    parser.add_argument("--smoke", action="store_true", help="400 nodes: keeps the code alive in CI")
+    parser.add_argument("--markdown", help="write the table to this Markdown file")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.nodes = 400
     context.explain_untyped = _counted("per-node", context.explain_untyped)  # type: ignore[assignment]
     inference.ShapeOracle.strict_messages = _counted(  # type: ignore[method-assign]
         "strict", inference.ShapeOracle.strict_messages)
-    print(f"| model ({args.nodes} nodes) | root causes | per-node calls | strict runs | naming them (s) "
-          "| untyped_groups in all (s) | one strict whole-model inference (s) |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    rows = [f"| model ({args.nodes} nodes) | root causes | per-node calls | strict runs | naming them (s) "
+            "| untyped_groups in all (s) | one strict whole-model inference (s) |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     with tempfile.TemporaryDirectory(prefix="onnx-lint-rootcause-") as tmp:
         cases = {"healthy": models.mlp_chain(args.nodes), "failing TopK": _broken(args.nodes, "topk"),
                  "custom operator": _broken(args.nodes, "custom")}
@@ -96,8 +100,11 @@ def main(argv: list[str]) -> int:
                 pass
             strict = time.perf_counter() - start
             naming = _spent["per-node"] + _spent["strict"]
-            print(f"| {name} | {len(groups)} | {_calls['per-node']} | {_calls['strict']} | {naming:.4f} | {spent:.3f} "
-                  f"| {strict:.3f} |")
+            rows.append(f"| {name} | {len(groups)} | {_calls['per-node']} | {_calls['strict']} | {naming:.4f} "
+                        f"| {spent:.3f} | {strict:.3f} |")
+    print("\n".join(rows))
+    if args.markdown:
+        Path(args.markdown).write_text("\n".join(rows) + "\n")
     return 0
 
 
