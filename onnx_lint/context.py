@@ -7,6 +7,7 @@ model and only when some declaration needs them.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,9 +17,10 @@ import onnx
 
 from onnx_lint.diagnostics import Location
 from onnx_lint.edits import SetType
-from onnx_lint.graphs import ROOT, GraphScope, topological_order
-from onnx_lint.inference import ENGINE_NAMES_PINNED, PIN_SIZES, ShapeOracle
+from onnx_lint.graphs import ROOT, GraphScope, resolve_graph, topological_order
+from onnx_lint.inference import ENGINE_NAMES_PINNED, INLINE_ELEMENTS, PIN_SIZES, ShapeOracle
 from onnx_lint.model_io import LoadedModel, check_cycles
+from onnx_lint.node_inference import NO_TYPE, ModelFacts, NodeFailure, constant_value, explain_untyped
 from onnx_lint.runtime_probe import ENGINE_RUN
 from onnx_lint.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info
 
@@ -114,6 +116,8 @@ class LintContext:
         self.oracle = oracle or ShapeOracle(loaded)
         self.runtime_probe = runtime_probe
         self._init_names: dict[str, set[str]] = {}
+        self._init_tables: dict[str, dict[str, onnx.TensorProto | onnx.SparseTensorProto]] = {}
+        self._otherwise: dict[tuple[str, int], str] = {}
 
     @cached_property
     def scopes(self) -> list[GraphScope]:
@@ -427,6 +431,11 @@ class LintContext:
         groups: list[UntypedGroup] = []
         for scope in self.scopes:
             groups.extend(self._untyped_in(scope))
+        unexplained = {(g.graph, g.node_index): g for g in groups if g.node_index is not None and not g.message}
+        if unexplained:  # the node failed on values data propagation computed upstream: ask strict inference
+            strict = self.oracle.strict_messages(list(unexplained))
+            for key, group in unexplained.items():
+                group.message = strict.get(key, self._otherwise.pop(key, NO_TYPE))
         return groups
 
     def _initializers(self, scope: GraphScope) -> set[str]:
@@ -491,13 +500,71 @@ class LintContext:
             roots: list[int | None] = list(sorted(roots_of.get(name, set()))) or [None]
             for root in roots:
                 grouped[root].append(name)
-        strict = self.oracle.strict_errors()
         result = []
         for at, tensors in grouped.items():
             node = graph.node[at] if at is not None else None
-            message = _root_message(node, strict) if node is not None else "no node produces it"
-            result.append(UntypedGroup(scope.path, at, node, sorted(set(tensors), key=tensors.index), message))
+            message = (self._explain(scope, at) or "") if at is not None else "no node produces it"
+            result.append(UntypedGroup(scope.path, at, node, list(dict.fromkeys(tensors)), message))
         return result
+
+    # -- root causes ------------------------------------------------------------------
+    @cached_property
+    def _model_facts(self) -> ModelFacts:
+        return ModelFacts.of(self.model)
+
+    def _explain(self, scope: GraphScope, index: int) -> str | None:
+        """The engine's own words for a root-cause node, from inferring it alone (None: it could not say)."""
+        failure = self.node_failure(scope, index)
+        if failure.message is None:
+            self._otherwise[(scope.path, index)] = failure.otherwise
+        return failure.message
+
+    def node_failure(self, scope: GraphScope, index: int) -> NodeFailure:
+        """What ONNX's inference says about node ``index`` of ``scope`` inferred on its own, with what the
+        whole-model run knew around it, and the node as that run saw it (subgraphs stripped too)."""
+        seen = self.oracle.inferred
+        node = resolve_graph(seen, scope.path).node[index] if seen is not None else scope.graph.node[index]
+        return explain_untyped(node, self._model_facts, lambda name: self._type_in(scope, name),
+                               lambda name: self._data_in(scope, name))
+
+    def _initializer_table(self, scope: GraphScope) -> dict[str, onnx.TensorProto | onnx.SparseTensorProto]:
+        if scope.path not in self._init_tables:
+            table: dict[str, onnx.TensorProto | onnx.SparseTensorProto] = {t.name: t for t in scope.graph.initializer}
+            table.update((t.values.name, t) for t in scope.graph.sparse_initializer)
+            self._init_tables[scope.path] = table
+        return self._init_tables[scope.path]
+
+    def _type_in(self, scope: GraphScope, name: str) -> onnx.TypeProto | None:
+        """What ONNX's inference knew of ``name``'s type where ``scope`` reads it (enclosing graphs too)."""
+        current: GraphScope | None = scope
+        while current is not None:
+            value = self.oracle.values(current.path).get(name)
+            if value is not None:
+                return value.type if _has_elem_type(value) else None
+            tensor = self._initializer_table(current).get(name)
+            if isinstance(tensor, onnx.SparseTensorProto):
+                return onnx.helper.make_sparse_tensor_type_proto(tensor.values.data_type, list(tensor.dims))
+            if tensor is not None:
+                return onnx.helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
+            current = current.parent
+        return None
+
+    def _data_in(self, scope: GraphScope, name: str) -> onnx.TensorProto | None:
+        """The constant value whole-model inference had for ``name``: a small in-memory initializer or the
+        output of a ``Constant`` node of the same graph (the stripped copy it ran on holds no other weight
+        bytes, and onnx does not pass an enclosing graph's values into a subgraph)."""
+        tensor = self._initializer_table(scope).get(name)
+        if tensor is not None:  # the stripped copy turned larger ones into graph inputs; sparse ones are not read
+            small = isinstance(tensor, onnx.TensorProto) and math.prod(tensor.dims) <= INLINE_ELEMENTS
+            tensor = tensor if small else None
+        else:
+            producer = scope.producers().get(name)
+            node = scope.graph.node[producer] if producer is not None else None
+            is_constant = node is not None and node.op_type == "Constant" and node.domain in ("", "ai.onnx")
+            tensor = constant_value(node) if node is not None and is_constant else None
+        if tensor is None or tensor.data_location == onnx.TensorProto.EXTERNAL:
+            return None  # external bytes are not loaded
+        return tensor
 
 
 def _run_clause(follows: str | None, a: int, b: int) -> str:
@@ -514,17 +581,6 @@ def _has_elem_type(value: onnx.ValueInfoProto) -> bool:
         return value.type.tensor_type.elem_type != 0
     return which is not None
 
-
-def _root_message(node: onnx.NodeProto, strict: list[tuple[str, str | None, str]]) -> str:
-    for _op_type, name, message in strict:
-        if node.name and name == node.name:
-            return message
-    for op_type, name, message in strict:
-        if not node.name and name is None and op_type == node.op_type:
-            return message
-    if node.domain not in ("", "ai.onnx") and not onnx.defs.has(node.op_type, node.domain):
-        return f"no schema for operator '{node.op_type}' of domain '{node.domain}' (custom operator)"
-    return "ONNX shape inference derived no type for its outputs"
 
 
 __all__ = ["Declaration", "DimConflict", "LintContext", "UntypedGroup", "format_dims"]

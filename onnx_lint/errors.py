@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 def first_line(exc: BaseException, limit: int = 500) -> str:
     """The first line of an exception's text (libraries put the gist there), or its class name when empty."""
@@ -15,6 +17,28 @@ def one_line(exc: BaseException, limit: int = 1500) -> str:
     if not text:
         return type(exc).__name__
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_TAGS = re.compile(r"^(\s*\[\w+\]\s*)+")
+_NESTED = re.compile(r"^Inference error\(s\): \(op_type:([^,)]+)(?:, node name: ([^)]*))?\):\s*(.*)$")
+
+
+def untagged(text: str) -> str:
+    """ONNX's inference message as a phrase: without its category tags (``[ShapeInferenceError]``) or
+    final full stop, and a nested report (a function body's, a subgraph's) as "inside it, at TopK: ..."."""
+    text = _TAGS.sub("", text).strip()
+    nested = _NESTED.match(text)
+    if nested:
+        op_type, name, rest = nested.groups()
+        where = f"{op_type} '{name}'" if name else op_type
+        return f"inside it, at {where}: {untagged(rest)}"
+    return text.rstrip(".").strip()
+
+
+def inner_message(text: str) -> str:
+    """What strict inference says about the one node it reports first, without the wrapper naming it."""
+    nested = _NESTED.match(_TAGS.sub("", text).strip())
+    return untagged(nested.group(3)) if nested else untagged(text)
 
 
 class OnnxLintError(Exception):

@@ -23,9 +23,9 @@ from functools import partial
 import onnx
 import onnx.shape_inference
 
-from onnx_lint.errors import first_line
+from onnx_lint.errors import first_line, untagged
 from onnx_lint.forked import ForkedCall
-from onnx_lint.graphs import ROOT, scopes_at
+from onnx_lint.graphs import ROOT, resolve_graph, scopes_at
 from onnx_lint.limits import engine_headroom, memory_ceiling
 from onnx_lint.model_io import LoadedModel
 from onnx_lint.runtime_probe import ProbeResult, probe
@@ -45,7 +45,8 @@ PIN_SIZES = (7, 13)
 # Sizes for the name check: a distinct prime per dynamic input dim, so that a derived value names
 # the one input dim it follows (or none). Large enough that few constants coincide with one.
 NAME_PIN_PRIMES = (37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 103, 107, 109, 113, 127)
-_STRICT_LINE = re.compile(r"\(op_type:([^,)]+)(?:, node name: ([^)]*))?\): (.*)")
+# One node's line in strict inference's error text, for a node named onnx-lint-root-N.
+_STRICT_LINE = re.compile(r"\(op_type:[^,)]+, node name: (onnx-lint-root-\d+)\): (.*)")
 
 Key = tuple[str, str]  # (graph path, tensor name)
 
@@ -205,18 +206,6 @@ def collect_values(model: onnx.ModelProto, paths: list[str]) -> dict[str, GraphV
     return {scope.path: GraphValues(scope.graph) for scope in scopes_at(model, paths)}
 
 
-def parse_strict_errors(text: str) -> list[tuple[str, str | None, str]]:
-    """(op_type, node name or None, message) for each node error of strict inference."""
-    found = []
-    for line in text.splitlines():
-        match = _STRICT_LINE.search(line)
-        if match:
-            op_type, name, message = match.group(1), match.group(2), match.group(3).strip()
-            message = re.sub(r"^\[\w+\]\s*", "", message).rstrip(".")
-            found.append((op_type.strip(), name.strip() if name else None, message))
-    return found
-
-
 @dataclass
 class EngineNote:
     """An engine that failed or was skipped, with its own words."""
@@ -299,7 +288,6 @@ class ShapeOracle:
     _symbolic: dict[str, TensorInfo] | None = None
     _pinned: dict[int, dict[str, GraphValues]] = field(default_factory=dict)
     _named_pins: dict[int, tuple[dict[str, int], Mapping[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
-    _strict: list[tuple[str, str | None, str]] | None = None
     probe_result: ProbeResult | None = None
     _annotated: dict[str, GraphValues] | None = None
     inferred: onnx.ModelProto | None = None
@@ -479,15 +467,29 @@ class ShapeOracle:
         return found
 
     # -- strict-mode messages -----------------------------------------------------
-    def strict_errors(self) -> list[tuple[str, str | None, str]]:
-        """The engine's own words for each node where inference stopped."""
-        if self._strict is None:
-            self._strict = []
-            try:
-                run_onnx_inference(self._stripped_bytes, strict=True)
-            except Exception as exc:
-                self._strict = parse_strict_errors(str(exc))
-        return self._strict
+    def strict_messages(self, nodes: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+        """Strict whole-model inference's message for each of ``nodes`` ((graph path, node index)).
+
+        The fallback for root causes that inferring the node alone cannot reproduce (it failed
+        on values data propagation computed upstream). Each asked-for node is given a unique
+        name in the copy that runs, so a message can only be attributed to its own node.
+        onnx reports nothing in strict mode once the model holds an operator it has no schema for.
+        """
+        model = onnx.ModelProto.FromString(self._stripped_bytes)
+        marks: dict[str, tuple[str, int]] = {}
+        for path, index in nodes:
+            mark = f"onnx-lint-root-{len(marks)}"
+            resolve_graph(model, path).node[index].name = mark
+            marks[mark] = (path, index)
+        found: dict[tuple[str, int], str] = {}
+        try:
+            run_onnx_inference(model, strict=True)
+        except Exception as exc:
+            for line in str(exc).splitlines():
+                match = _STRICT_LINE.search(line)
+                if match and match.group(1) in marks:
+                    found.setdefault(marks[match.group(1)], untagged(match.group(2)))
+        return found
 
     def rebind(self, loaded: LoadedModel) -> ShapeOracle:
         """This oracle for a fixed copy of its model, whose declarations (only) changed.

@@ -50,3 +50,18 @@ def test_server_footprint_benchmark_smoke(tmp_path):
 def test_server_latency_benchmark_smoke(tmp_path):
     table = _smoke("benchmarks/server_latency.py", tmp_path, timeout=600)
     assert "mlp-1000-weak" in table and "cached re-open" in table
+
+
+def test_server_settings_benchmark_smoke():
+    done = subprocess.run([sys.executable, "benchmarks/server_settings.py", "--lints", "20"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "settings index" in done.stdout
+
+
+def test_root_cause_benchmark_smoke(tmp_path):
+    """Counts, not times: a healthy model makes no per-node inference and no strict run; a broken one, one
+    per-node inference per root cause and no strict run."""
+    table = _smoke("benchmarks/root_cause_cost.py", tmp_path, timeout=300)
+    assert "| healthy | 0 | 0 | 0 |" in table
+    assert "| failing TopK | 1 | 1 | 0 |" in table and "| custom operator | 1 | 1 | 0 |" in table

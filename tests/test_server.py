@@ -19,11 +19,15 @@ from lsp_support import (
     code_actions,
     diagnostics_for,
     execute,
+    holds_for,
+    next_notification,
     open_binary,
     pull,
     pull_capabilities,
     push_capabilities,
+    round_trip,
     start,
+    until,
 )
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
@@ -275,14 +279,55 @@ async def test_configuration_file_of_the_workspace_folder_is_honoured(client, tm
     assert d.severity == lsp.DiagnosticSeverity.Error and "pyproject.toml" in d.message
 
 
+async def test_configuration_is_read_once_and_again_after_a_change_or_save(client, tmp_path):
+    """The settings index: a re-lint reuses the resolved configuration file; a reported change or a
+    didSave of it resolves it again, and the next diagnostics follow the file."""
+    config = tmp_path / "onnx-lint.toml"
+    config.write_text('ignore = ["OL001"]\n')
+    model = _save(defects.stale_rank0_output(), tmp_path / "stale.onnx")
+    open_binary(client, model)
+    assert await diagnostics_for(client, model.as_uri()) == []
+
+    def model_changed() -> None:
+        client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+            lsp.FileEvent(uri=model.as_uri(), type=lsp.FileChangeType.Changed)]))
+
+    config.write_text("")  # nobody tells the server: a lint of the model keeps the configuration it resolved
+    client.diagnostics.pop(model.as_uri())
+    model_changed()
+    assert await diagnostics_for(client, model.as_uri()) == []
+
+    client.text_document_did_save(lsp.DidSaveTextDocumentParams(lsp.TextDocumentIdentifier(config.as_uri())))
+    [d] = await diagnostics_for(client, model.as_uri(), bool)
+    assert d.code == "OL001"
+
+    config.write_text('ignore = ["OL001"]\n')
+    client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
+        lsp.FileEvent(uri=config.as_uri(), type=lsp.FileChangeType.Changed)]))
+    assert await diagnostics_for(client, model.as_uri(), lambda d: not d) == []
+
+    config.write_text("")  # new editor settings resolve the configuration files again too
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"onnxLint": {}}))
+    [d] = await diagnostics_for(client, model.as_uri(), bool)
+    assert d.code == "OL001"
+
+
+async def test_clients_that_cannot_watch_files_still_see_configuration_changes(polling_client, tmp_path):
+    client = polling_client
+    config = tmp_path / "onnx-lint.toml"
+    config.write_text('ignore = ["OL001"]\n')
+    model = _save(defects.stale_rank0_output(), tmp_path / "stale.onnx")
+    open_binary(client, model)
+    assert await diagnostics_for(client, model.as_uri()) == []
+    config.write_text('ignore = ["OL005"]\n')
+    [d] = await diagnostics_for(client, model.as_uri(), bool)
+    assert d.code == "OL001"
+
+
 # -- changes on disk ----------------------------------------------------------------------------------
 async def test_watched_model_change_on_disk_is_linted_again(client, tmp_path):
-    for _ in range(200):
-        if client.registrations:
-            break
-        await asyncio.sleep(0.05)
-    patterns = [w["globPattern"] for r in client.registrations for reg in r.registrations
-                for w in reg.register_options["watchers"]]
+    registered = await client.registrations.first()
+    patterns = [w["globPattern"] for reg in registered.registrations for w in reg.register_options["watchers"]]
     assert "**/*.onnx" in patterns
     model = _save(defects.stale_rank0_output(), tmp_path / "model.onnx")
     open_binary(client, model)
@@ -340,14 +385,13 @@ async def test_a_new_change_cancels_the_stale_lint(client, tmp_path, big_model):
     model = tmp_path / "changing.onnx"
     model.write_bytes(big_model.read_bytes())
     open_binary(client, model)
-    await asyncio.sleep(0.2)
+    await round_trip(client)  # the server has started linting the big content
     _save(defects.healthy_matmul(), model)
     client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(changes=[
         lsp.FileEvent(uri=model.as_uri(), type=lsp.FileChangeType.Changed)]))
     # The first (and only) diagnostics published are those of the new content.
     assert await diagnostics_for(client, model.as_uri()) == []
-    await asyncio.sleep(1.0)
-    assert list(client.diagnostics[model.as_uri()]) == []
+    await holds_for(client, [model.as_uri()], lambda d: d == [], seconds=1.0)  # the stale lint never publishes
 
 
 async def test_cached_reopen_and_a_crashed_worker(client, tmp_path, big_model):
@@ -363,10 +407,11 @@ async def test_cached_reopen_and_a_crashed_worker(client, tmp_path, big_model):
     # A worker that dies mid-lint (as on a crash in onnx's C++ code) is one error, then a fresh worker.
     crash = tmp_path / "crash.onnx"
     crash.write_bytes(big_model.read_bytes())
-    open_binary(client, crash)
-    await asyncio.sleep(0.3)
     server_pid = client._server.pid
     children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
+    before = _cpu_ticks(children)
+    open_binary(client, crash)
+    await until(lambda: _cpu_ticks(children) > before + 5, "a worker to be busy linting crash.onnx")
     for pid in children:
         os.kill(int(pid), signal.SIGKILL)
     [d] = await diagnostics_for(client, crash.as_uri(), bool)
@@ -374,6 +419,15 @@ async def test_cached_reopen_and_a_crashed_worker(client, tmp_path, big_model):
     healthy = _save(defects.healthy_matmul(), tmp_path / "healthy.onnx")
     open_binary(client, healthy)
     assert await diagnostics_for(client, healthy.as_uri()) == []
+
+
+def _cpu_ticks(pids: list[str]) -> int:
+    """User and system CPU time of processes, in clock ticks (a worker's rises only while it runs a job)."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total
 
 
 # -- quantize ----------------------------------------------------------------------------------------------
@@ -417,10 +471,24 @@ async def test_quantize_can_be_cancelled_and_writes_nothing(client, tmp_path):
     task = asyncio.ensure_future(execute(client, "onnx-lint.quantize", model.as_uri(),
                                          {"output": "out.onnx", "samples": 64}, timeout=300))
     while not client.progress_reports or not next(iter(client.progress_reports.values())):
-        await asyncio.sleep(0.05)
+        assert await next_notification(client, lsp.PROGRESS, WAIT_S), "no progress began"
     [token] = client.progress_reports
     client.window_work_done_progress_cancel(lsp.WorkDoneProgressCancelParams(token=token))
     with pytest.raises(Exception, match="cancelled"):
         await task
     assert not (tmp_path / "out.onnx").exists()
     assert client.progress_reports[token][-1].kind == "end"
+
+
+# -- protocol errors --------------------------------------------------------------------------------------
+async def test_bad_command_arguments_and_failed_requests_carry_the_lsp_error_codes(client, tmp_path):
+    from pygls.exceptions import JsonRpcException
+
+    with pytest.raises(JsonRpcException) as bad:
+        await execute(client, "onnx-lint.fix", (tmp_path / "m.onnx").as_uri())  # no data.key
+    assert bad.value.code == lsp.ErrorCodes.InvalidParams and "data.key" in str(bad.value)
+    unreadable = tmp_path / "bad.onnx"
+    unreadable.write_bytes(b"not a model")
+    with pytest.raises(JsonRpcException) as failed:
+        await execute(client, "onnx-lint.showModel", unreadable.as_uri())
+    assert failed.value.code == lsp.LSPErrorCodes.RequestFailed

@@ -16,7 +16,7 @@ from pathlib import Path
 import onnx
 import pytest
 import pytest_lsp
-from lsp_support import WAIT_S, diagnostics_for, execute, open_binary, push_capabilities, start
+from lsp_support import WAIT_S, diagnostics_for, execute, open_binary, push_capabilities, start, until
 from lsprotocol import types as lsp
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -60,10 +60,7 @@ async def test_the_server_process_never_imports_onnx(recorded, tmp_path):
     result = await execute(client, "onnx-lint.fixAll", model.as_uri())
     assert result["written"] is True
     await client.shutdown_session()
-    for _ in range(100):
-        if MODULES.exists() and MODULES.stat().st_size:
-            break
-        await asyncio.sleep(0.1)
+    await until(lambda: MODULES.exists() and MODULES.stat().st_size > 0, "the launcher's module list", timeout=10)
     modules = set(json.loads(MODULES.read_text()))
     MODULES.unlink()
     assert "onnx_lint.server.server" in modules

@@ -47,3 +47,56 @@ def test_editor_selectors_are_a_layer_over_the_configuration_file(tmp_path):
     assert ServerSettings(select=("OL101",)).enabled_codes(model, CODES) == ["OL101"]
     with pytest.raises(ConfigError, match="unknown rule selector 'OL9'"):
         ServerSettings(ignore=("OL9",)).enabled_codes(model, CODES)
+
+
+def test_the_settings_index_reads_each_configuration_file_once_until_invalidated(tmp_path, monkeypatch):
+    """A lint asks the index, not the disk: one search and one parse per folder until a change is reported."""
+    from onnx_lint.server import settings_index
+    from onnx_lint.server.settings_index import SettingsIndex
+
+    calls = {"find": 0, "load": 0}
+    find, load = settings_index.find_config, settings_index.load_config
+
+    def counting_find(start):
+        calls["find"] += 1
+        return find(start)
+
+    def counting_load(path):
+        calls["load"] += 1
+        return load(path)
+
+    monkeypatch.setattr(settings_index, "find_config", counting_find)
+    monkeypatch.setattr(settings_index, "load_config", counting_load)
+    one, two = tmp_path / "one", tmp_path / "two"
+    for folder in (one, two):
+        (folder / "models").mkdir(parents=True)
+    (one / "onnx-lint.toml").write_text('ignore = ["OL001"]\n')
+    index = SettingsIndex([one, two])
+    editor = ServerSettings()
+    for _ in range(5):
+        assert "OL001" not in index.selection(one / "models" / "a.onnx", editor, CODES).enabled
+        assert "OL001" in index.selection(two / "models" / "b.onnx", editor, CODES).enabled
+    assert calls == {"find": 2, "load": 1}
+    assert index.changed_on_disk() == []
+
+    (one / "onnx-lint.toml").write_text('ignore = ["OL001"]\nruntime-probe = false\n')
+    assert index.changed_on_disk() == [one / "onnx-lint.toml"]
+    index.invalidate(one / "onnx-lint.toml")  # only folder one's entries go
+    assert index.selection(one / "models" / "a.onnx", editor, CODES).runtime_probe is False
+    assert index.selection(two / "models" / "b.onnx", editor, CODES).runtime_probe is True
+    assert calls == {"find": 3, "load": 2}
+
+
+def test_a_broken_configuration_file_is_an_error_every_time_but_parsed_once(tmp_path, monkeypatch):
+    from onnx_lint.server import settings_index
+    from onnx_lint.server.settings_index import SettingsIndex
+
+    loads = []
+    load = settings_index.load_config
+    monkeypatch.setattr(settings_index, "load_config", lambda path: loads.append(path) or load(path))
+    (tmp_path / "onnx-lint.toml").write_text("select = [\n")
+    index = SettingsIndex([tmp_path])
+    for _ in range(3):
+        with pytest.raises(ConfigError, match="onnx-lint.toml is not valid TOML"):
+            index.selection(tmp_path / "m.onnx", ServerSettings(), CODES)
+    assert len(loads) == 1

@@ -1,10 +1,12 @@
 """The VS Code extension: its unit tests, its `.vsix`, and an end-to-end run in a real VS Code.
 
-The end-to-end test installs code-server 4.100.3 (VS Code 1.100) from npm, installs the built
-`.vsix` into it, and drives it with playwright-core in Debian's Chromium (FIELD-NOTES). It needs
-Node 20, npm, Chromium and code-server's build dependencies, which `.ci/run` installs; CI sets
-ONNX_LINT_REQUIRE_EDITORS=1 so that anything missing fails there instead of skipping.
-Screenshots of each step land in `vscode-extension/e2e/screenshots/` (a CI artefact).
+The end-to-end test installs code-server from npm, installs the built `.vsix` into it, and drives
+it with playwright-core in Debian's Chromium (FIELD-NOTES): the current release (4.139.1, VS Code
+1.139, on Node 24 from the npm registry) and the oldest VS Code `engines.vscode` allows (4.100.3,
+VS Code 1.100, on the system's Node 20). It needs Node 20, npm, Chromium and code-server's build
+dependencies, which `.ci/run` installs; CI sets ONNX_LINT_REQUIRE_EDITORS=1 so that anything missing
+fails there instead of skipping. Screenshots of each step land in
+`vscode-extension/e2e/screenshots/<code-server version>/` (a CI artefact).
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ from examples import defects
 REPO = Path(__file__).resolve().parent.parent
 EXTENSION = REPO / "vscode-extension"
 VSIX = EXTENSION / "onnx-lint.vsix"
-CODE_SERVER_PREFIX = EXTENSION / "e2e" / ".code-server"
+CODE_SERVERS = EXTENSION / "e2e" / ".code-server"  # one install per version
 SCREENSHOTS = EXTENSION / "e2e" / "screenshots"
+# The current code-server, and the oldest that our engines.vscode (^1.100) admits.
+CODE_SERVER_VERSIONS = ["4.139.1", "4.100.3"]
 
 
 def _require(tool: str, path: str | None = None) -> str:
@@ -47,11 +51,14 @@ def _run(command: list[str], cwd: Path, timeout: int, env: dict | None = None) -
 
 @pytest.fixture(scope="module")
 def built_extension() -> Path:
-    """`npm ci`, the extension's unit tests (`npm test`), and `vsce package`: the .vsix."""
+    """A clean `npm ci`, the extension's unit tests (`npm test`), and `vsce package`: the .vsix.
+
+    Always `npm ci`, as a fresh clone does: a node_modules left from an older lockfile would hide a
+    dependency change (it takes seconds from npm's cache).
+    """
     npm = _require("npm")
     _require("node")
-    if not (EXTENSION / "node_modules" / ".package-lock.json").exists():
-        _run([npm, "ci", "--no-audit", "--no-fund"], EXTENSION, timeout=900)
+    _run([npm, "ci", "--no-audit", "--no-fund"], EXTENSION, timeout=900)
     tests = _run([npm, "test"], EXTENSION, timeout=300)
     assert "# fail 0" in tests.stdout and "# pass" in tests.stdout, tests.stdout
     VSIX.unlink(missing_ok=True)
@@ -83,23 +90,28 @@ def test_vsix_packages_the_compiled_extension_for_vscode_1_100(built_extension):
     assert built_extension.stat().st_size < 1_000_000  # small: no bundler, but no stray copies either
 
 
-def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_extension, tmp_path):
+@pytest.mark.parametrize("code_server_version", CODE_SERVER_VERSIONS)
+def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_extension, tmp_path,
+                                                                          code_server_version):
     node = _require("node")
     chromium = _require("chromium", "/usr/bin/chromium")
-    _run(["bash", str(EXTENSION / "e2e" / "install-code-server.sh"), str(CODE_SERVER_PREFIX)], REPO, timeout=1500)
-    code_server = CODE_SERVER_PREFIX / "node_modules" / ".bin" / "code-server"
+    prefix = CODE_SERVERS / code_server_version
+    _run(["bash", str(EXTENSION / "e2e" / "install-code-server.sh"), str(prefix), code_server_version], REPO,
+         timeout=1500)
+    code_server = prefix / "bin" / "code-server"
+    screenshots = SCREENSHOTS / code_server_version
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     model = workspace / "weak.onnx"
     onnx.save(defects.weakly_typed_mlp(), model)
-    if SCREENSHOTS.exists():
-        shutil.rmtree(SCREENSHOTS)
+    if screenshots.exists():
+        shutil.rmtree(screenshots)
     result_file = tmp_path / "result.json"
     done = subprocess.run([node, str(EXTENSION / "e2e" / "run-e2e.mjs")], cwd=EXTENSION, capture_output=True,
                           text=True, timeout=900, env={
                               **os.environ, "CODE_SERVER": str(code_server), "VSIX": str(built_extension),
                               "WORKSPACE": str(workspace), "MODEL": str(model), "PYTHON": sys.executable,
-                              "SCREENSHOTS": str(SCREENSHOTS), "RESULT": str(result_file), "CHROMIUM": chromium})
+                              "SCREENSHOTS": str(screenshots), "RESULT": str(result_file), "CHROMIUM": chromium})
     assert result_file.is_file(), done.stdout + done.stderr
     seen = json.loads(result_file.read_text())
     assert seen.get("ok"), f"{seen.get('error')}\nsteps: {seen['steps']}\n{seen.get('serverLog')}"

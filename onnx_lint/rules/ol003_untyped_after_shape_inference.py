@@ -4,9 +4,12 @@
 After ONNX shape inference, finds tensors that are consumed by a node or are
 graph outputs but have no element type, and traces them back to the
 *root-cause node*: the node where inference stopped. One diagnostic per root
-cause, quoting the engine's own message (for example `Axis has less than the
-requested k elements`) and listing the untyped tensors downstream. Tensors
-whose type the model itself declares (value_info) are not reported.
+cause, quoting the engine's own message for that node, got by inferring the
+node again on its own (for example `Axis has less than the requested k
+elements`), or saying why there is none (a custom operator without a schema,
+an operator newer than the model's opset, a schema without shape inference),
+and listing the untyped tensors downstream. Tensors whose type the model
+itself declares (value_info) are not reported.
 
 ### Why does this matter?
 ONNX Runtime's quantizer (`quantize_static`), FP16 converters and TensorRT

@@ -30,5 +30,5 @@ def main(argv: list[str]) -> int:
     try:
         server.start_io()
     finally:
-        server.shutdown_workers()
+        server.session.shutdown()
     return 0

@@ -63,20 +63,15 @@ def _file_key(path: str) -> tuple | None:
     return (path, stat.st_size, stat.st_mtime_ns, stat.st_ino)
 
 
-def runtime_probe_allowed(path: str) -> bool:
-    """The ``runtime-probe`` key of the model's configuration file (default: on)."""
-    from onnx_lint.config import find_config, load_config
+def lint_job(path: str, enabled: list[str], runtime_probe: bool, *, emit: Emit, cancelled: Check) -> dict:
+    """Diagnostics of one file (an unreadable file gives its single OL000 diagnostic) and its summary.
 
-    config = find_config(Path(path))
-    return load_config(config).runtime_probe if config is not None else True
-
-
-def lint_job(path: str, enabled: list[str], *, emit: Emit, cancelled: Check) -> dict:
-    """Diagnostics of one file (an unreadable file gives its single OL000 diagnostic) and its summary."""
+    ``runtime_probe`` is the configuration file's ``runtime-probe``, resolved by the server's settings index.
+    """
     global _recent
     key = _file_key(path)
     result, ctx = lint_file(Path(path), path, ALL_RULES, set(enabled).__contains__,
-                            runtime_probe=runtime_probe_allowed(path))
+                            runtime_probe=runtime_probe)
     _recent = (key, ctx, {}) if ctx is not None and key is not None else None
     summary = None
     if ctx is not None:
@@ -107,11 +102,11 @@ def view_job(path: str, *, emit: Emit, cancelled: Check) -> dict:
     return render_view(read_model(Path(path)).model).to_json()
 
 
-def fix_job(path: str, enabled: list[str], only: list[list] | None, runtime_check: bool, *,
+def fix_job(path: str, enabled: list[str], only: list[list] | None, runtime_check: bool, runtime_probe: bool, *,
             emit: Emit, cancelled: Check) -> dict:
     """Fix all (``only`` is None) or the listed findings under the fix contract (SPEC 4.3)."""
     allowed = set(enabled).__contains__
-    result, ctx = lint_file(Path(path), path, ALL_RULES, allowed, runtime_probe=runtime_probe_allowed(path))
+    result, ctx = lint_file(Path(path), path, ALL_RULES, allowed, runtime_probe=runtime_probe)
     if ctx is None:
         problem = result.diagnostics[0].message if result.diagnostics else "; ".join(result.internal_errors)
         raise FixError(f"{path}: cannot be fixed: {problem}")

@@ -1,4 +1,4 @@
-"""Lint outcomes, cached by file content and enabled rules.
+"""Lint outcomes, cached by file content, enabled rules and whether ONNX Runtime may probe.
 
 A re-open of an unchanged file is answered from memory: first by its stat
 (size, mtime, inode) without reading a byte, then by a digest of its bytes
@@ -30,11 +30,18 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
     summary: dict | None = None
     view: ModelView | None = None
+    runtime_probe: bool = True
+
+    @property
+    def key(self) -> tuple[str, tuple[str, ...], bool]:
+        """What the cache knows this outcome by."""
+        return (self.digest, self.enabled, self.runtime_probe)
 
     @property
     def result_id(self) -> str:
         """Identifies this outcome for pull diagnostics' ``previousResultId``."""
-        return f"{self.digest[:24]}:{hashlib.blake2b(','.join(self.enabled).encode(), digest_size=6).hexdigest()}"
+        selection = ",".join(self.enabled) + ("" if self.runtime_probe else ";no-probe")
+        return f"{self.digest[:24]}:{hashlib.blake2b(selection.encode(), digest_size=6).hexdigest()}"
 
 
 def stat_key(path: Path) -> tuple[int, int, int] | None:
@@ -55,11 +62,11 @@ def file_digest(path: Path) -> str:
 
 
 class OutcomeCache:
-    """Outcomes by (digest, enabled), plus the digest of each path at a known stat."""
+    """Outcomes by (digest, enabled, runtime_probe), plus the digest of each path at a known stat."""
 
     def __init__(self, entries: int = CACHE_ENTRIES) -> None:
         self._entries = entries
-        self._outcomes: OrderedDict[tuple[str, tuple[str, ...]], Outcome] = OrderedDict()
+        self._outcomes: OrderedDict[tuple[str, tuple[str, ...], bool], Outcome] = OrderedDict()
         self._digests: dict[Path, tuple[tuple[int, int, int], str]] = {}
 
     def digest_at(self, path: Path, stat: tuple[int, int, int]) -> str | None:
@@ -69,15 +76,16 @@ class OutcomeCache:
     def remember_digest(self, path: Path, stat: tuple[int, int, int], digest: str) -> None:
         self._digests[path] = (stat, digest)
 
-    def get(self, digest: str, enabled: tuple[str, ...]) -> Outcome | None:
-        outcome = self._outcomes.get((digest, enabled))
+    def get(self, digest: str, enabled: tuple[str, ...], runtime_probe: bool = True) -> Outcome | None:
+        key = (digest, enabled, runtime_probe)
+        outcome = self._outcomes.get(key)
         if outcome is not None:
-            self._outcomes.move_to_end((digest, enabled))
+            self._outcomes.move_to_end(key)
         return outcome
 
     def put(self, outcome: Outcome) -> None:
-        self._outcomes[(outcome.digest, outcome.enabled)] = outcome
-        self._outcomes.move_to_end((outcome.digest, outcome.enabled))
+        self._outcomes[outcome.key] = outcome
+        self._outcomes.move_to_end(outcome.key)
         while len(self._outcomes) > self._entries:
             self._outcomes.popitem(last=False)
 

@@ -78,14 +78,18 @@ class ServerSettings:
             changes["quantize"] = {k: v for k, v in raw["quantize"].items() if k in QUANTIZE_KEYS}
         return replace(base, **changes)
 
-    def rule_settings(self, model: Path) -> Settings:
-        """The file's configuration with the editor's selectors on top."""
-        config = find_config(model.parent)
-        settings = load_config(config) if config else Settings()
+    def layered(self, settings: Settings) -> Settings:
+        """The editor's selectors as a layer on top of a configuration file's settings."""
         return merge_cli(settings, select=self.select, extend_select=self.extend_select, ignore=self.ignore)
 
     def enabled_codes(self, model: Path, all_codes: list[str]) -> list[str]:
         """The codes that run on ``model``; ``ConfigError`` for a broken file or an unknown selector."""
-        settings = self.rule_settings(model)
+        config = find_config(model.parent)
+        return self.codes_for(load_config(config) if config else Settings(), model, all_codes)
+
+    def codes_for(self, file_settings: Settings, model: Path, all_codes: list[str]) -> list[str]:
+        """The codes that run on ``model`` under an already loaded configuration; ``ConfigError`` for an
+        unknown selector."""
+        settings = self.layered(file_settings)
         settings.check_selectors(all_codes)
         return [c for c in all_codes if settings.enabled(c, all_codes, all_codes, model)]

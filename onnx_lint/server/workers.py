@@ -176,6 +176,11 @@ class WorkerPool:
         self._workers: list[Worker] = []
         self._idle: asyncio.Queue[Worker] | None = None
 
+    @property
+    def size(self) -> int:
+        """How many workers the pool runs."""
+        return self._size
+
     def start(self) -> None:
         """Start the children now, so that the first lint does not wait for imports."""
         if self._idle is not None:

@@ -1,7 +1,8 @@
-// End to end in a real VS Code: code-server 4.100.3 with the built .vsix, driven by playwright-core in
-// Debian's Chromium. Opens a binary weakly-typed model, checks the model view and the Problems panel,
-// opens a finding's graph (light theme, then dark), opens the textual view (coloured tokens, one
-// Problems entry per finding), clicks "Fix all", checks the file on disk and the empty Problems panel.
+// End to end in a real VS Code: code-server (CODE_SERVER: 4.100.3 or the current release) with the
+// built .vsix, driven by playwright-core in Debian's Chromium. Opens a binary weakly-typed model,
+// checks the model view and the Problems panel, opens a finding's graph (light theme, then dark),
+// opens the textual view (coloured tokens, one Problems entry per finding), clicks "Fix all",
+// checks the file on disk and the empty Problems panel.
 // Screenshots of each step.
 //
 // Environment: CODE_SERVER, VSIX, WORKSPACE, MODEL, PYTHON, SCREENSHOTS, RESULT, CHROMIUM (optional).
@@ -38,14 +39,15 @@ fs.writeFileSync(path.join(userData, "User", "settings.json"), JSON.stringify({
   "workbench.welcomePage.walkthroughs.openOnInstall": false,
   "security.workspace.trust.enabled": false,
   "telemetry.telemetryLevel": "off",
-  "extensions.autoUpdate": false,
   "extensions.autoCheckUpdates": false,
   "update.mode": "none",
   "window.restoreWindows": "none",
   "problems.autoReveal": true,
   "onnxLint.quantize.output": path.join(workspace, "weak.int8-fp16.onnx"),
-  "workbench.colorTheme": "Default Light Modern",
 }, null, 2));
+// No theme id and no setting that a later VS Code renamed ("Default Light Modern" is "Light Modern"
+// in 1.13x, extensions.autoUpdate false is "off"): 1.13x rewrites such a settings.json on start, and
+// the light theme is picked by its label, the same in every version, as a user does.
 const childEnv = { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), XDG_DATA_HOME: path.join(home, ".local") };
 
 function freePort() {
@@ -114,16 +116,36 @@ try {
   await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
   step("workbench loaded");
 
+  // Themes, picked as a user does (Preferences: Color Theme): the open view follows each
+  // (VS Code restyles webviews through the --vscode-* variables).
+  // The theme is typed into the picker: newer VS Code lists more themes than its list shows at once.
+  const pickTheme = async (name) => {
+    const label = new RegExp(`^${name}`);
+    await page.locator(".part.sidebar").click({ position: { x: 150, y: 400 } });
+    await page.keyboard.press("F1");
+    const quickInput = page.locator(".quick-input-widget input");
+    await quickInput.waitFor({ timeout: 30_000 });
+    await quickInput.fill(">Preferences: Color Theme");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: /^Preferences: Color Theme/ }).first().click();
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: /Modern/ }).first().waitFor({ timeout: 30_000 });
+    await quickInput.fill(name);
+    const row = page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first();
+    await row.waitFor({ timeout: 30_000 });
+    await row.click();
+  };
+
   // Open the model from the explorer: it opens in onnx-lint's custom editor (no didOpen is sent).
   const entry = page.locator(`.explorer-folders-view .monaco-list-row[aria-label^="${path.basename(model)}"]`);
   await entry.waitFor({ timeout: 60_000 });
   // Until the extension host has registered the custom editor, VS Code opens the file as binary text;
   // a user would reopen it, and so does the test.
   const binaryNotice = page.getByText("The file is not displayed in the text editor");
+  const webviews = page.locator("iframe.webview.ready");
   for (let attempt = 0; ; attempt++) {
     await entry.dblclick();
-    await page.waitForTimeout(2000);
-    if (!(await binaryNotice.isVisible())) break;
+    const opened = await waitFor(async () => (await binaryNotice.isVisible() && "binary")
+      || ((await webviews.count()) > 0 && "view"), "the model to open", 60_000);
+    if (opened === "view") break;
     if (attempt === 10) throw new Error("the model never opened in the onnx-lint model view");
     await page.keyboard.press("Control+W");
     await page.waitForTimeout(2000);
@@ -137,6 +159,11 @@ try {
   result.viewProblems = await view.locator("ul.diagnostics li").allInnerTexts();
   result.identity = await view.locator("dl.identity").innerText();
   step("model view shows outputs and problems");
+  // The light theme (the themes are listed once the built-in extensions are up, as they are now).
+  await pickTheme("Light Modern");
+  await page.locator(".monaco-workbench.vs").waitFor({ timeout: 60_000 });
+  await view.locator("body.vscode-light").waitFor({ timeout: 60_000 });
+  step("picked the light theme");
   await shot("model-view");
 
   // The Problems panel lists every diagnostic of the file (pulled for the custom-editor tab).
@@ -191,32 +218,19 @@ try {
   result.keyboard = [before, await described()];
   step("arrow keys move through the drawing");
 
-  // Themes, picked as a user does (Preferences: Color Theme): the open view follows each
-  // (VS Code restyles webviews through the --vscode-* variables).
-  const pickTheme = async (label) => {
-    await page.locator(".part.sidebar").click({ position: { x: 150, y: 400 } });
-    await page.keyboard.press("F1");
-    const quickInput = page.locator(".quick-input-widget input");
-    await quickInput.waitFor({ timeout: 30_000 });
-    await quickInput.fill(">Preferences: Color Theme");
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: /^Preferences: Color Theme/ }).first().click();
-    const row = page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first();
-    await row.waitFor({ timeout: 30_000 });
-    await row.click();
-  };
-  await pickTheme(/^Dark Modern/);
+  await pickTheme("Dark Modern");
   await view.locator("body.vscode-dark").waitFor({ timeout: 60_000 });
   await page.waitForTimeout(1000);
   result.dark = await themeColours();
   step("the view follows the dark theme");
   await shot("graph-dark");
-  await pickTheme(/^Dark High Contrast/);
+  await pickTheme("Dark High Contrast");
   await view.locator("body.vscode-high-contrast").waitFor({ timeout: 60_000 });
   await page.waitForTimeout(1000);
   result.highContrast = { ...(await themeColours()), buttonBorder: await view.locator("button#quantize").evaluate(
     (b) => getComputedStyle(b).borderTopColor) };
   step("the view follows the high-contrast theme");
-  await pickTheme(/^Dark Modern/);
+  await pickTheme("Dark Modern");
   await view.locator("body.vscode-dark:not(.vscode-high-contrast)").waitFor({ timeout: 60_000 });
   // Escape closes the drawing.
   await view.locator("#graph-title").focus();

@@ -42,15 +42,15 @@ export class ServerConnection implements vscode.Disposable {
   private readonly started = new vscode.EventEmitter<void>();
   readonly onDidStart = this.started.event;
 
-  constructor(private readonly output: vscode.OutputChannel) {}
+  constructor(private readonly output: vscode.LogOutputChannel) {}
 
   async start(): Promise<boolean> {
     const config = vscode.workspace.getConfiguration("onnxLint");
     this.interpreter = chooseInterpreter(config.get<string>("interpreter"), await pythonExtensionInterpreter());
-    this.output.appendLine(`onnx-lint: using ${this.interpreter.command} (${this.interpreter.source})`);
+    this.output.info(`using ${this.interpreter.command} (${this.interpreter.source})`);
     const problem = await probe(this.interpreter.command);
     if (problem !== undefined) {
-      this.output.appendLine(`onnx-lint: cannot start the server: ${problem}`);
+      this.output.error(`cannot start the server: ${problem}`);
       if (!this.warnedMissing) {
         this.warnedMissing = true;
         const command = installCommand(this.interpreter.command);

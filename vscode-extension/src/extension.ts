@@ -24,7 +24,8 @@ function targetModel(argument: unknown): vscode.Uri | undefined {
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const output = vscode.window.createOutputChannel("onnx-lint");
+  // A log channel (levels, timestamps): vscode-languageclient 10+ writes its own output to one.
+  const output = vscode.window.createOutputChannel("onnx-lint", { log: true });
   const server = new ServerConnection(output);
   connection = server;
   const textViews = new TextViewProvider(server);

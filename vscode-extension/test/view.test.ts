@@ -107,7 +107,7 @@ test("the quantize report shows every output field it has, known ones first and 
 
 async function grammar(): Promise<textmate.IGrammar> {
   const wasm = fs.readFileSync(require.resolve("vscode-oniguruma/release/onig.wasm"));
-  await oniguruma.loadWASM(wasm.buffer.slice(wasm.byteOffset, wasm.byteOffset + wasm.byteLength));
+  await oniguruma.loadWASM(Uint8Array.from(wasm).buffer);
   const registry = new textmate.Registry({
     onigLib: Promise.resolve({ createOnigScanner: (s) => new oniguruma.OnigScanner(s),
       createOnigString: (s) => new oniguruma.OnigString(s) }),

@@ -1,0 +1,226 @@
+"""Code actions and the commands that change files: fix one, fix all, quantize.
+
+A fix runs in a worker under the fix contract (nothing is written unless the
+fixed model is proven); quantize runs in a worker of its own with work-done
+progress, and the client's cancel reaches it as an event: the job is asked to
+stop at its next step and killed if it has not stopped within the grace period.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.uris import from_fs_path
+
+from onnx_lint.diagnostics import Diagnostic
+from onnx_lint.errors import ConfigError
+from onnx_lint.server.api.common import (
+    OnnxLintServer,
+    invalid_params,
+    model_path,
+    path_argument,
+    range_overlaps,
+    request_cancelled,
+    request_failed,
+)
+from onnx_lint.server.convert import to_lsp
+from onnx_lint.server.session import Session
+from onnx_lint.server.workers import CANCEL_GRACE_S, JobFailed, Worker, WorkerCrashed
+from onnx_lint.server.workers import jobs_by_name as jobs
+
+FIX_ALL_KIND = "source.fixAll.onnx-lint"
+CODE_ACTION_OPTIONS = lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL_KIND])
+
+
+def _wants(only: list[str] | None, kind: str) -> bool:
+    return not only or any(kind == k or kind.startswith(k + ".") for k in only)
+
+
+async def code_actions(session: Session, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """One quick fix per fixable diagnostic in range (or asked for), and one fix-all."""
+    path, is_view = model_path(params.text_document.uri)
+    if path is None:
+        return []
+    outcome, view = await session.view(path) if is_view else (await session.outcome(path), None)
+    model_uri = from_fs_path(str(path)) or path.as_uri()
+    asked = {tuple(d.data["key"]) for d in params.context.diagnostics
+             if isinstance(d.data, dict) and d.source == "onnx-lint" and "key" in d.data}
+    only = list(params.context.only or [])
+    actions: list[lsp.CodeAction] = []
+    fixable = [d for d in outcome.diagnostics if d.fixable]
+    if _wants(only, lsp.CodeActionKind.QuickFix):
+        for diagnostic in fixable:
+            if asked and diagnostic.key() not in asked:
+                continue
+            lsp_diagnostic = to_lsp(diagnostic, model_uri, view, session.capabilities.utf16)
+            if not asked and not range_overlaps(lsp_diagnostic.range, params.range):
+                continue
+            title = f"Fix {diagnostic.code} ({diagnostic.name}) at {diagnostic.location.display()}"
+            actions.append(lsp.CodeAction(
+                title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[lsp_diagnostic], is_preferred=True,
+                command=lsp.Command(title=title, command="onnx-lint.fix",
+                                    arguments=[model_uri, list(diagnostic.key())])))
+    if fixable and _wants(only, FIX_ALL_KIND):
+        title = f"Fix all {len(fixable)} safely fixable onnx-lint problem{'s' if len(fixable) > 1 else ''}"
+        actions.append(lsp.CodeAction(title=title, kind=FIX_ALL_KIND,
+                                      command=lsp.Command(title=title, command="onnx-lint.fixAll",
+                                                          arguments=[model_uri])))
+    return actions
+
+
+async def fix(session: Session, path: Path, only: list[list] | None) -> dict:
+    """Fix all (``only`` None) or the listed findings of a model; show the new diagnostics."""
+    try:
+        selection = session.selection(path)
+        data = await session.pool.run(jobs.fix_job, str(path), list(selection.enabled), only,
+                                      session.settings.runtime_check, selection.runtime_probe,
+                                      timeout=session.settings.lint_timeout * 2)
+    except (ConfigError, JobFailed) as exc:
+        session.tell(str(exc), lsp.MessageType.Error)
+        raise request_failed(str(exc)) from None
+    except WorkerCrashed as exc:
+        message = f"{path}: onnx-lint's worker crashed while fixing ({exc}); nothing was written"
+        session.tell(message, lsp.MessageType.Error)
+        raise request_failed(message) from None
+    remaining = [Diagnostic.from_record(r) for r in data["diagnostics"]]
+    if data["written"]:
+        session.cache.forget(path)  # the next lint reads the new bytes (and summarizes them)
+        for note in data["notes"]:
+            session.log(f"{path}: {note}")
+    if path in session.tracked:
+        await session.refresh(path)
+    fixed = len(data["fixed"])
+    message = (f"Fixed {fixed} problem{'s' if fixed != 1 else ''} in {path.name}" if data["written"]
+               else f"Nothing to fix in {path.name}")
+    session.log(f"{path}: {message}")
+    return {"written": data["written"], "fixed": fixed, "remaining": len(remaining), "message": message,
+            "notes": data["notes"]}
+
+
+class _QuantizeProgress:
+    """Work-done progress of one quantize run, and the client's cancel of it as an event."""
+
+    def __init__(self, session: Session, title: str) -> None:
+        self.session = session
+        self.title = title
+        self.token = str(uuid.uuid4())
+        self.shown = False
+        self.cancel_requested = asyncio.Event()
+
+    async def begin(self) -> None:
+        if not self.session.capabilities.work_done_progress:
+            return
+        progress = self.session.client.work_done_progress
+        try:
+            await progress.create_async(self.token)
+        except Exception:
+            return
+        progress.begin(self.token, lsp.WorkDoneProgressBegin(title=self.title, cancellable=True,
+                                                             message="starting", percentage=0))
+        self.shown = True
+        cancel = progress.tokens.get(self.token)  # pygls cancels this future on window/workDoneProgress/cancel
+        if cancel is not None:
+            loop = asyncio.get_running_loop()
+            cancel.add_done_callback(
+                lambda future: loop.call_soon_threadsafe(self.cancel_requested.set) if future.cancelled() else None)
+
+    def report(self, event: dict) -> None:
+        if "note" in event:
+            self.session.log(event["note"])
+            return
+        if not self.shown:
+            return
+        total, done = event.get("total"), event.get("done", 0)
+        percentage = int(100 * done / total) if total else None
+        message = f"{event['title']} ({done}/{total})" if total else event["title"]
+        self.session.client.work_done_progress.report(
+            self.token, lsp.WorkDoneProgressReport(message=message, percentage=percentage))
+
+    def end(self, message: str) -> None:
+        progress = self.session.client.work_done_progress
+        if self.shown:
+            progress.end(self.token, lsp.WorkDoneProgressEnd(message=message))
+        progress.tokens.pop(self.token, None)
+
+    async def stop_on_cancel(self, worker: Worker, job: asyncio.Future) -> None:
+        """On the client's cancel: ask the job to stop, and kill it if it does not within the grace period."""
+        await self.cancel_requested.wait()
+        self.session.log("quantize: cancel requested; stopping at the next step")
+        worker.request_cancel()
+        _done, pending = await asyncio.wait({job}, timeout=CANCEL_GRACE_S)
+        if pending:
+            worker.stop()
+
+
+async def quantize(session: Session, path: Path, options: dict[str, Any]) -> dict:
+    """Quantize a model to a new file in a worker of its own, with progress and cancel."""
+    merged = {**session.settings.quantize, **options}
+    output = Path(merged.pop("output", None) or path.with_name(f"{path.stem}.int8-fp16.onnx"))
+    if not output.is_absolute():
+        output = path.parent / output
+    if output.resolve() == path.resolve():
+        raise request_failed("the output must be a new file; the model itself is never changed")
+    progress = _QuantizeProgress(session, f"Quantize {path.name} to INT8+FP16")
+    await progress.begin()
+    worker = Worker()
+    session.quantize_workers.add(worker)
+    job = asyncio.ensure_future(worker.call(jobs.quantize_job, str(path), str(output), merged,
+                                            on_event=progress.report))
+    watcher = session.tasks.spawn(progress.stop_on_cancel(worker, job))
+    try:
+        result = await job
+    except (JobFailed, WorkerCrashed) as exc:
+        cancelled = progress.cancel_requested.is_set()
+        if isinstance(exc, JobFailed):
+            problem = str(exc)
+            cancelled = cancelled or problem.startswith("cancelled")
+        else:  # killed after the cancel's grace period, or a real crash
+            problem = f"{path}: ONNX Runtime crashed while quantizing ({exc}); nothing was written"
+        message = "quantize cancelled; nothing was written" if cancelled else problem
+        progress.end(message)
+        if not cancelled:
+            session.tell(message, lsp.MessageType.Error)
+        raise (request_cancelled if cancelled else request_failed)(message) from None
+    finally:
+        watcher.cancel()
+        worker.stop()
+        session.quantize_workers.discard(worker)
+    if not result.get("written", True):
+        done = f"not written: the accuracy target was missed ({result['output']})"
+    elif result.get("fp16Only"):
+        done = f"nothing could be quantized to INT8: FP16-only model written to {result['output']}"
+    else:
+        done = f"Quantized model written to {result['output']}"
+    progress.end(done)
+    session.log(result["summary"])
+    for warning in result["warnings"]:
+        session.log(warning, lsp.MessageType.Warning)
+    session.tell(done, lsp.MessageType.Info if result.get("exitCode", 0) == 0 else lsp.MessageType.Warning)
+    return result
+
+
+def register(server: OnnxLintServer) -> None:
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, CODE_ACTION_OPTIONS)
+    async def code_action(ls: OnnxLintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+        return await code_actions(ls.session, params)
+
+    @server.command("onnx-lint.fixAll")
+    async def fix_all(ls: OnnxLintServer, *arguments: Any) -> dict:
+        return await fix(ls.session, path_argument(arguments), None)
+
+    @server.command("onnx-lint.fix")
+    async def fix_one(ls: OnnxLintServer, *arguments: Any) -> dict:
+        path = path_argument(arguments)
+        if len(arguments) < 2 or not isinstance(arguments[1], list):
+            raise invalid_params("expected the diagnostic's data.key as the second argument")
+        return await fix(ls.session, path, [arguments[1]])
+
+    @server.command("onnx-lint.quantize")
+    async def quantize_command(ls: OnnxLintServer, *arguments: Any) -> dict:
+        path = path_argument(arguments)
+        options = arguments[1] if len(arguments) > 1 and isinstance(arguments[1], dict) else {}
+        return await quantize(ls.session, path, options)

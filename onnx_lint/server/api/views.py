@@ -1,0 +1,93 @@
+"""Read-only answers about a model: hover, the textual view, the model view's data, a finding's drawing.
+
+Hover never waits for a lint (it answers from a finished one or not at all),
+so a busy worker never blocks the editor's pointer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from lsprotocol import types as lsp
+from lsprotocol.converters import get_converter
+from pygls.uris import from_fs_path
+
+from onnx_lint.file_result import is_unreadable
+from onnx_lint.rules import rule_explanation
+from onnx_lint.server.api.common import (
+    OnnxLintServer,
+    invalid_params,
+    model_path,
+    path_argument,
+    range_overlaps,
+    request_failed,
+)
+from onnx_lint.server.convert import to_lsp, view_uri
+from onnx_lint.server.workers import JobFailed, WorkerCrashed
+from onnx_lint.server.workers import jobs_by_name as jobs
+
+_CONVERTER = get_converter()  # lsprotocol's own: LSP types to the JSON a command result carries
+
+
+def _as_json(diagnostics: list[lsp.Diagnostic]) -> list[Any]:
+    return [_CONVERTER.unstructure(d) for d in diagnostics]
+
+
+def register(server: OnnxLintServer) -> None:
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    def hover(ls: OnnxLintServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        session = ls.session
+        path, is_view = model_path(params.text_document.uri)
+        if path is None or path not in session.tracked:
+            return None
+        outcome = session.finished_outcome(path)
+        if outcome is None:
+            return None  # never wait for a lint in a hover
+        view = outcome.view if is_view else None
+        here = lsp.Range(params.position, params.position)
+        parts = []
+        for diagnostic in outcome.diagnostics:
+            if range_overlaps(to_lsp(diagnostic, "", view, session.capabilities.utf16).range, here):
+                explanation = rule_explanation(diagnostic.code) or ""
+                parts.append(f"**{diagnostic.code}** {diagnostic.message}\n\n" + explanation)
+        if not parts:
+            return None
+        return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))
+
+    @server.command("onnx-lint.showModel")
+    async def show_model(ls: OnnxLintServer, *arguments: Any) -> dict:
+        """The textual view of a model, with its diagnostics on the view's lines."""
+        session = ls.session
+        path = path_argument(arguments)
+        outcome, view = await session.view(path)
+        if view is None:
+            problem = next((d.message for d in outcome.diagnostics if is_unreadable(d)), "it cannot be read")
+            raise request_failed(f"{path}: no textual view: {problem}")
+        uri = view_uri(str(path))
+        diagnostics = session.diagnostics_for(outcome, uri, path, view)
+        return {"uri": uri, "text": view.text, "diagnostics": _as_json(diagnostics)}
+
+    @server.command("onnx-lint.describeModel")
+    async def describe_model(ls: OnnxLintServer, *arguments: Any) -> dict:
+        """The model view's data: the summary and the diagnostics, as the Problems panel has them."""
+        session = ls.session
+        path = path_argument(arguments)
+        outcome = await session.outcome(path)
+        uri = from_fs_path(str(path)) or path.as_uri()
+        return {"uri": uri, "summary": outcome.summary,
+                "diagnostics": _as_json(session.diagnostics_for(outcome, uri, path, None))}
+
+    @server.command("onnx-lint.findingGraph")
+    async def finding_graph(ls: OnnxLintServer, *arguments: Any) -> dict:
+        """The neighbourhood of one finding, for drawing: (model URI, the diagnostic's data.location)."""
+        session = ls.session
+        path = path_argument(arguments)
+        location = arguments[1] if len(arguments) > 1 else None
+        if not isinstance(location, dict) or not isinstance(location.get("path"), str):
+            raise invalid_params("expected the diagnostic's data.location as the second argument")
+        fields = {k: location.get(k) for k in ("path", "tensor", "node", "op_type")}
+        try:
+            return await session.pool.run(jobs.graph_job, str(path), fields, timeout=session.settings.lint_timeout)
+        except (JobFailed, WorkerCrashed, asyncio.TimeoutError) as exc:
+            raise request_failed(f"{path.name}: cannot draw this finding: {exc or 'timed out'}") from None
