@@ -23,6 +23,11 @@ from typing import Generic, TypeVar
 T = TypeVar("T")
 
 
+def fork_is_safe() -> bool:
+    """Linux, no other Python thread, and no ONNX Runtime loaded (see the module's docstring)."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1 and "onnxruntime" not in sys.modules
+
+
 class ForkedCall(Generic[T]):
     """A child process computing ``fn()``; ``result`` waits for it, ``abandon`` stops it."""
 
@@ -34,7 +39,7 @@ class ForkedCall(Generic[T]):
     @classmethod
     def start(cls, fn: Callable[[], T]) -> ForkedCall[T] | None:
         """Fork a child that runs ``fn``; ``None`` where forking is unavailable or unsafe."""
-        if not sys.platform.startswith("linux") or threading.active_count() > 1 or "onnxruntime" in sys.modules:
+        if not fork_is_safe():
             return None
         read_end, write_end = os.pipe()
         try:

@@ -4,19 +4,40 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 
 import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from onnx_lint import inference
+from onnx_lint import forked, inference
 from onnx_lint.forked import ForkedCall
 from onnx_lint.linter import lint_file
 from onnx_lint.model_io import read_unvalidated
 from onnx_lint.rules import ALL_RULES
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="onnx-lint forks only on Linux")
+
+
+@pytest.fixture(autouse=True)
+def _fork_allowed(monkeypatch):
+    """Earlier tests in this process may have loaded ONNX Runtime or left threads behind; these tests
+    are about what happens once a child is started."""
+    monkeypatch.setattr(forked, "fork_is_safe", lambda: True)
+
+
+def test_no_child_starts_while_another_thread_runs(monkeypatch):
+    monkeypatch.undo()
+    monkeypatch.delitem(sys.modules, "onnxruntime", raising=False)
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert ForkedCall.start(lambda: 1) is None
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _reaped(call: ForkedCall | None) -> bool:
