@@ -10,6 +10,7 @@ client and back.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -113,15 +114,96 @@ def target_of(edit: Edit) -> tuple[str, str]:
     return getattr(edit, "graph", "model"), getattr(edit, "tensor", "")
 
 
-def combine_edits(edits: list[Edit], model: onnx.ModelProto) -> list[Edit]:
-    """One dims edit per declaration, so that two rules fixing one declaration compose.
+@dataclass(frozen=True)
+class CombinedEdits:
+    """The edits of several fixes, merged so that they compose, and the fixes that must wait.
 
-    OL002 and OL101 can both rewrite the dims of one output; applied one after the other,
-    the second would undo the first, and fixing again would never settle. Per dim, the
-    combined edit takes the first value that changes the declaration; a rank change wins.
+    ``deferred`` holds the indexes of fixes with an edit that disagrees with an earlier fix on
+    the same field of the same tensor (a dim, the element type, the entry's existence, the IR
+    version): like ruff's overlapping fixes, such a fix waits for the next round, where the
+    re-lint says whether it is still needed.
     """
+
+    edits: list[Edit]
+    deferred: list[int]
+
+
+def combine_fixes(fixes: Sequence[Sequence[Edit]], model: onnx.ModelProto) -> CombinedEdits:
+    """Merge the edits of ``fixes`` (in order) into one dims edit per declaration, deferring conflicts.
+
+    OL002 and OL101 can both rewrite the dims of one output; applied one after the other, the
+    second would write back the dims the first changed. Each edit claims only the fields it
+    *changes*: two fixes that change different dims compose into one edit; two that set one
+    dim to different values conflict, and the later fix is deferred whole (a fix is applied
+    entirely or not at all).
+    """
+    claims: dict[tuple, object] = {}
+    accepted: list[Edit] = []
+    deferred: list[int] = []
+    for index, edits in enumerate(fixes):
+        wanted: dict[tuple, object] = {}
+        for edit in edits:
+            wanted.update(_changes(edit, model))
+        if any(_disagrees(field, value, claims) for field, value in wanted.items()):
+            deferred.append(index)
+            continue
+        claims.update(wanted)
+        accepted.extend(edits)
+    return CombinedEdits(_merge_dims(accepted, model), deferred)
+
+
+def _disagrees(field: tuple, value: object, claims: dict[tuple, object]) -> bool:
+    """Whether an earlier fix changed ``field`` (or, for dims, the same declaration's rank or a dim) otherwise."""
+    if field in claims:
+        return claims[field] != value
+    if field[-1] == "dims":  # a whole new shape against any dim an earlier fix changed
+        return any(other[:3] == field[:3] and len(other) == 5 for other in claims)
+    if len(field) == 5:  # one dim against a whole new shape an earlier fix wrote
+        return (*field[:3], "dims") in claims
+    return False
+
+
+def _changes(edit: Edit, model: onnx.ModelProto) -> dict[tuple, object]:
+    """The fields an edit changes, each with the value it writes (what conflict detection compares).
+
+    An entry's existence is a field too: removing a value_info entry conflicts with any other edit of it.
+    """
+    if isinstance(edit, SetType):
+        changes: dict[tuple, object] = {(edit.graph, edit.kind, edit.tensor, "exists"): True}
+        if edit.elem_type is not None:
+            changes[(edit.graph, edit.kind, edit.tensor, "elem_type")] = edit.elem_type
+        if edit.dims is not None:
+            current = _current_dims(model, edit)
+            if current is None or len(current) != len(edit.dims):
+                changes[(edit.graph, edit.kind, edit.tensor, "dims")] = edit.dims
+            else:
+                changes.update(((edit.graph, edit.kind, edit.tensor, "dim", i), new)
+                               for i, (new, was) in enumerate(zip(edit.dims, current)) if new != was)
+        return changes
+    if isinstance(edit, AddValueInfo):
+        return {(edit.graph, "value_info", edit.tensor, "exists"): True,
+                (edit.graph, "value_info", edit.tensor, "elem_type"): edit.elem_type,
+                (edit.graph, "value_info", edit.tensor, "dims"): edit.dims}
+    if isinstance(edit, RemoveValueInfo):
+        return {(edit.graph, "value_info", edit.tensor, "exists"): False}
+    if isinstance(edit, SortNodes):
+        return {(edit.graph, "node order"): "sorted"}
+    return {("model", "ir_version"): max(model.ir_version, edit.version)}
+
+
+def _current_dims(model: onnx.ModelProto, edit: SetType) -> tuple[Dim, ...] | None:
     from onnx_lint.shapes import dim_of
 
+    tensor = _find(_graph(model, edit.graph), edit.kind, edit.tensor).type.tensor_type
+    return tuple(dim_of(d) for d in tensor.shape.dim) if tensor.HasField("shape") else None
+
+
+def _merge_dims(edits: list[Edit], model: onnx.ModelProto) -> list[Edit]:
+    """One dims edit per declaration: the current dims with every accepted change written in.
+
+    The caller has ruled out conflicts, so the changes of different fixes touch different dims
+    (or agree), and a rank change comes from one fix alone.
+    """
     groups: dict[tuple[str, str, str], list[SetType]] = {}
     for edit in edits:
         if isinstance(edit, SetType) and edit.dims is not None:
@@ -140,14 +222,17 @@ def combine_edits(edits: list[Edit], model: onnx.ModelProto) -> list[Edit]:
         if key in done:
             continue
         done.add(key)
-        current = tuple(dim_of(d) for d in _find(_graph(model, key[0]), edit.kind, key[2])
-                        .type.tensor_type.shape.dim)
-        reranked = [e.dims for e in group if e.dims is not None and len(e.dims) != len(current)]
+        current = _current_dims(model, edit)
+        reranked = [e.dims for e in group if e.dims is not None and (current is None or len(e.dims) != len(current))]
         if reranked:
             dims = reranked[0]
         else:
-            dims = tuple(next((e.dims[i] for e in group if e.dims[i] != was), was)  # type: ignore[index]
-                         for i, was in enumerate(current))
+            merged = list(current or ())
+            for other in group:
+                for i, (new, was) in enumerate(zip(other.dims or (), current or ())):
+                    if new != was:
+                        merged[i] = new
+            dims = tuple(merged)
         result.append(SetType(key[0], edit.kind, key[2], dims=dims))
         result.extend(SetType(e.graph, e.kind, e.tensor, elem_type=e.elem_type) for e in group if e.elem_type)
     return result

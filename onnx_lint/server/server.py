@@ -32,7 +32,7 @@ from onnx_lint.errors import ConfigError, ModelLoadError
 from onnx_lint.file_result import is_unreadable, unreadable_diagnostic
 from onnx_lint.model_file import stat_model_file
 from onnx_lint.rules import CODES, rule_explanation
-from onnx_lint.server.convert import to_lsp, view_model_path, view_uri
+from onnx_lint.server.convert import quick_fix_title, to_lsp, view_model_path, view_uri
 from onnx_lint.server.results import Outcome, OutcomeCache, file_digest, stat_key
 from onnx_lint.server.settings import SECTION, ServerSettings
 from onnx_lint.server.view_model import ModelView
@@ -563,7 +563,7 @@ def create_server() -> OnnxLintServer:
                 lsp_diagnostic = to_lsp(diagnostic, model_uri, view, ls.utf16())
                 if not asked and not _range_overlaps(lsp_diagnostic.range, params.range):
                     continue
-                title = f"Fix {diagnostic.code} ({diagnostic.name}) at {diagnostic.location.display()}"
+                title = quick_fix_title(diagnostic)
                 actions.append(lsp.CodeAction(
                     title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[lsp_diagnostic], is_preferred=True,
                     command=lsp.Command(title=title, command="onnx-lint.fix",
