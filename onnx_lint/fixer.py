@@ -54,8 +54,6 @@ class _Round:
 # A fix can make another one possible (a corrected output lets inference type what it could not):
 # like ruff, fix again until nothing new is fixable, a few rounds at most.
 MAX_FIX_ROUNDS = 4
-# The note on a finding whose own fix was deferred for a conflict, and which the other fix repaired.
-REPAIRED_BY_ANOTHER_FIX = "repaired by another fix of the same declaration"
 
 
 def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequence[Rule],
@@ -91,7 +89,7 @@ def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequenc
         # reports its finding: then the fix it yielded to repaired it.
         still = {d.key() for d in relint}
         repaired = [d for d in step.deferred if d.key() not in still]
-        applied.extend(d.with_fix_applied(REPAIRED_BY_ANOTHER_FIX) for d in repaired)
+        applied.extend(d.with_fix_applied(_repaired_note(d, step.applied)) for d in repaired)
         attempted.update(d.key() for d in repaired)
         if only is not None:
             break
@@ -99,6 +97,14 @@ def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequenc
     if not applied:
         return None
     return FixPlan(applied, current.loaded.data, relint, notes)
+
+
+def _repaired_note(deferred: Diagnostic, taken: list[Diagnostic]) -> str:
+    """The note on a finding whose own fix waited for a conflicting one, which then repaired it."""
+    targets = {target_of(e) for e in (deferred.fix.edits if deferred.fix else ())}
+    by = sorted({d.code for d in taken for e in (d.fix.edits if d.fix else ()) if target_of(e) in targets})
+    return (f"its own fix conflicted with the {'/'.join(by) or 'other'} fix of the same declaration and "
+            "was not needed: that fix repaired it")
 
 
 def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule], enabled: Enabled,
