@@ -16,7 +16,7 @@ from onnx_lint.checker_errors import full_checker_error as _checker_error  # a m
 from onnx_lint.checker_errors import inherit_passing_verdict
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic
-from onnx_lint.edits import SortNodes, combine_fixes, target_of
+from onnx_lint.edits import MissingTarget, SortNodes, apply_edits, combine_fixes, target_of
 from onnx_lint.errors import FixError
 from onnx_lint.linter import Enabled, run_rules
 from onnx_lint.model_io import LoadedModel, StagedWrite
@@ -119,14 +119,15 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
         combined = combine_fixes([d.fix.edits if d.fix is not None else () for d in chosen], fixed)
     except KeyError as exc:
         raise FixError(f"{ctx.file}: cannot apply the fixes: {exc}") from None
+    waiting = set(combined.deferred)
     deferred = [chosen[i] for i in combined.deferred]
-    taken = [d for i, d in enumerate(chosen) if i not in set(combined.deferred)]
-    owner = {target_of(e): d.code for d in reversed(taken) for e in (d.fix.edits if d.fix else ())}
-    for edit in combined.edits:
-        try:
-            edit.apply(fixed)
-        except KeyError as exc:
-            raise FixError(f"{ctx.file}: cannot apply the {owner.get(target_of(edit), 'a')} fix: {exc}") from None
+    taken = [d for i, d in enumerate(chosen) if i not in waiting]
+    try:
+        apply_edits(combined.edits, fixed)
+    except MissingTarget as exc:
+        owner = {target_of(e): d.code for d in reversed(taken) for e in (d.fix.edits if d.fix else ())}
+        raise FixError(f"{ctx.file}: cannot apply the {owner.get(target_of(exc.edit), 'a')} fix: "
+                       f"{exc.problem}") from None
     data = fixed.SerializeToString()
     if data == ctx.loaded.data:
         return None

@@ -15,7 +15,8 @@ from onnx import helper as h
 
 from examples import defects
 from onnx_lint.diagnostics import Applicability, FixAvailability
-from onnx_lint.edits import AddValueInfo, RemoveValueInfo, SetType, combine_fixes
+from onnx_lint.edits import AddValueInfo, RemoveValueInfo, SetType, apply_edits, combine_fixes
+from onnx_lint.errors import FixError
 from onnx_lint.fixer import plan_fix
 from onnx_lint.linter import lint_file
 from onnx_lint.rules import ALL_RULES, CATALOG, get_rule
@@ -224,3 +225,28 @@ def test_the_relint_after_sorting_nodes_matches_a_fresh_lint_of_the_written_mode
     assert [(d.code, d.location, d.message) for d in plan.relint] == \
         [(d.code, d.location, d.message.replace(str(written), str(path))) for d in fresh.diagnostics]
 
+
+
+def test_edits_after_a_removal_in_the_same_graph_still_land():
+    """apply_edits indexes declarations once per graph; an edit that restructures a graph drops that index."""
+    graph = h.make_graph([h.make_node("Relu", ["X"], ["a"]), h.make_node("Neg", ["a"], ["b"]),
+                          h.make_node("Abs", ["b"], ["Y"])], "g",
+                         [h.make_tensor_value_info("X", T.FLOAT, [2, 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, [2, 4])],
+                         value_info=[h.make_tensor_value_info("a", T.FLOAT, [2, 8]),
+                                     h.make_tensor_value_info("b", T.FLOAT, [2, 8])])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    apply_edits([SetType("graph", "value_info", "b", dims=(2, 5)), RemoveValueInfo("graph", "a"),
+                 SetType("graph", "value_info", "b", dims=(2, 4))], model)
+    [b] = model.graph.value_info
+    assert b.name == "b" and [d.dim_value for d in b.type.tensor_type.shape.dim] == [2, 4]
+
+
+def test_an_edit_without_a_target_fails_the_fix_naming_its_rule(save):
+    path = save(defects.stale_rank0_output())
+    result, ctx = _lint(path)
+    [diag] = result.diagnostics
+    elsewhere = dataclasses.replace(diag, fix=dataclasses.replace(
+        diag.fix, edits=(SetType("graph", "output", "not_there", dims=(3, 5)),)))
+    with pytest.raises(FixError, match="cannot apply the OL001 fix: .*output 'not_there' not found"):
+        plan_fix(ctx, [elsewhere], ALL_RULES, _everything)
