@@ -75,6 +75,16 @@ class FixAvailability(enum.Enum):
         return {"never": "Fix is not available.", "sometimes": "Fix is sometimes available.",
                 "always": "Fix is always available."}[self.value]
 
+    def under_heading(self, explanation: str) -> str:
+        """A rule's explanation with this availability under its heading, as ruff's rule pages put it.
+
+        A rule that never fixes says nothing (as in ruff): its "Fix safety" section, if any, explains.
+        """
+        if self is FixAvailability.NEVER:
+            return explanation
+        heading, _, body = explanation.partition("\n\n")
+        return f"{heading}\n\n{self.sentence}\n\n{body}" if body else f"{heading}\n\n{self.sentence}"
+
 
 @dataclass(frozen=True)
 class Fix:

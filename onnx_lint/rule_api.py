@@ -44,9 +44,9 @@ class Rule:
 
     @classmethod
     def explanation(cls) -> str:
-        """The rule's documentation: its module docstring (what / why / example / fix)."""
+        """The rule's documentation: its module docstring (what / why / example / fix), with its fix availability."""
         module = sys.modules[cls.__module__]
-        return inspect.cleandoc(module.__doc__ or cls.summary)
+        return cls.fix_availability.under_heading(inspect.cleandoc(module.__doc__ or cls.summary))
 
     @classmethod
     def url(cls) -> str:

@@ -250,3 +250,14 @@ def test_an_edit_without_a_target_fails_the_fix_naming_its_rule(save):
         diag.fix, edits=(SetType("graph", "output", "not_there", dims=(3, 5)),)))
     with pytest.raises(FixError, match="cannot apply the OL001 fix: .*output 'not_there' not found"):
         plan_fix(ctx, [elsewhere], ALL_RULES, _everything)
+
+
+def test_rule_explanations_say_the_fix_availability_under_the_heading(cli):
+    """`onnx-lint rule`, the docs and the server's hover (read from source, without onnx) say it alike."""
+    from onnx_lint.rules import CODES, rule_explanation
+
+    text = cli("rule", "OL003").out
+    assert text.startswith("## untyped-after-shape-inference (UntypedAfterShapeInference, OL003)\n\n"
+                           "Fix is sometimes available.\n\n### What it does")
+    assert "Fix is" not in cli("rule", "OL007").out  # never fixable: nothing said, as in ruff
+    assert all(rule_explanation(code) == get_rule(code).explanation() for code in CODES)
