@@ -94,12 +94,9 @@ class LintCache:
             if list(_stat_key(path.parent / location) or ()) != identity:
                 return None
         try:
-            diagnostics = [Diagnostic.from_record(r) for r in payload["diagnostics"]]
+            return [Diagnostic.from_record({**r, "file": display}) for r in payload["diagnostics"]]
         except (KeyError, TypeError, ValueError):
             return None
-        for d in diagnostics:
-            d.file = display
-        return diagnostics
 
     def put(self, path: Path, diagnostics: list[Diagnostic], external: list[str]) -> None:
         entry = self._entry(path)

@@ -126,8 +126,8 @@ def _rule_docs():
     from onnx_lint.formats import RuleDoc
     from onnx_lint.rules import CATALOG
 
-    return {code: RuleDoc(code, name, summary, Severity(severity), fixable, url)
-            for code, name, summary, severity, fixable, url in CATALOG}
+    return {code: RuleDoc(code, name, summary, Severity(severity), fixable, url, availability)
+            for code, name, summary, severity, fixable, url, availability in CATALOG}
 
 
 def _cmd_rule(args: argparse.Namespace) -> int:
@@ -149,7 +149,8 @@ def _cmd_rule(args: argparse.Namespace) -> int:
         return 2
     if args.output_format == "json":
         payload = [{"code": r.code, "name": r.name, "summary": r.summary, "severity": r.severity.value,
-                    "fix": "safe" if r.fixable else None, "explanation": r.explanation()} for r in chosen]
+                    "fix": "safe" if r.fixable else None, "fix_availability": r.fix_availability.value,
+                    "explanation": r.explanation()} for r in chosen]
         print(json.dumps(payload if args.all else payload[0], indent=2))
         return 0
     print("\n\n".join(r.explanation() for r in chosen))
@@ -163,7 +164,8 @@ def _cmd_list_rules(args: argparse.Namespace) -> int:
 
     if args.output_format == "json":
         print(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity.value,
-                           "fixable": r.fixable, "summary": r.summary} for r in ALL_RULES], indent=2))
+                           "fixable": r.fixable, "fix_availability": r.fix_availability.value,
+                           "summary": r.summary} for r in ALL_RULES], indent=2))
         return 0
     for r in ALL_RULES:
         fix = "[*]" if r.fixable else "   "
@@ -330,9 +332,7 @@ def process_job(job: Job):
         plan = plan_fix(ctx, result.diagnostics, ALL_RULES, enabled)
         if plan is None:
             return result
-        if job.diff:
-            for d in plan.applied:
-                d.fix.applied = False  # type: ignore[union-attr]
+        if job.diff:  # the plan's diagnostics are new objects: the result's own stay unfixed
             result.diff = text_diff(ctx.loaded, plan.data, job.display)
             return result
         result.notes.extend(plan.notes + write_fix(ctx.loaded, plan, runtime_check=job.runtime_check))
@@ -340,10 +340,7 @@ def process_job(job: Job):
         # What remains is what the re-lint of the fixed model found.
         result.diagnostics = plan.applied + plan.relint
         return result
-    except FixError as exc:
-        for d in result.diagnostics:
-            if d.fix is not None:
-                d.fix.applied = False
+    except FixError as exc:  # nothing was written, and the result's diagnostics were never marked fixed
         result.internal_errors.append(f"fix failed: {exc}")
         return result
     except Exception as exc:  # last line of defence: name the file, never a traceback
@@ -357,8 +354,8 @@ def _report(args: argparse.Namespace, results: list, root: Path) -> int:
 
     fmt = args.output_format or "full"
     diagnostics = [d for r in results for d in r.diagnostics]
-    remaining = [d for d in diagnostics if not (d.fix and d.fix.applied)]
-    fixed = [d for d in diagnostics if d.fix and d.fix.applied]
+    remaining = [d for d in diagnostics if not d.fix_applied]
+    fixed = [d for d in diagnostics if d.fix_applied]
     shown = diagnostics if fmt not in ("full", "concise") else remaining
     out_lines: list[str] = []
     if args.statistics:

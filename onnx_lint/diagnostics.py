@@ -7,7 +7,7 @@ scripts parse it, so fields are only ever added, never renamed or removed.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 from onnx_lint.edits import Edit, edit_from_json, edit_to_json
@@ -49,21 +49,63 @@ class Location:
         return {"path": self.path, "tensor": self.tensor, "node": self.node, "op_type": self.op_type}
 
 
-@dataclass
-class Fix:
-    """Annotation edits that repair one diagnostic; always safe for OL001-OL006."""
+class Applicability(str, enum.Enum):
+    """How far a fix may be trusted, as ruff grades it; ``--fix`` applies ``safe`` fixes only.
 
-    edits: list[Edit]
-    applicability: str = "safe"
+    Every fix onnx-lint has today is safe (SPEC 4: annotations only, or node order only);
+    ``unsafe`` and ``display-only`` exist so that a future fix that changes what a model
+    computes can be offered without ``--fix`` ever applying it unasked.
+    """
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+class FixAvailability(enum.Enum):
+    """Whether a rule's findings come with a fix: declared beside each rule's code (ruff's ``FIX_AVAILABILITY``)."""
+
+    NEVER = "never"
+    SOMETIMES = "sometimes"
+    ALWAYS = "always"
+
+    @property
+    def sentence(self) -> str:
+        """The line the rule documentation shows, in ruff's words."""
+        return {"never": "Fix is not available.", "sometimes": "Fix is sometimes available.",
+                "always": "Fix is always available."}[self.value]
+
+    def under_heading(self, explanation: str) -> str:
+        """A rule's explanation with this availability under its heading, as ruff's rule pages put it.
+
+        A rule that never fixes says nothing (as in ruff): its "Fix safety" section, if any, explains.
+        """
+        if self is FixAvailability.NEVER:
+            return explanation
+        heading, _, body = explanation.partition("\n\n")
+        return f"{heading}\n\n{self.sentence}\n\n{body}" if body else f"{heading}\n\n{self.sentence}"
+
+
+@dataclass(frozen=True)
+class Fix:
+    """The edits that repair one diagnostic, what they do in words, and how safe they are.
+
+    Frozen: that a fix was applied is a new ``Fix`` (``Diagnostic.with_fix_applied``), never a
+    flag flipped on a diagnostic someone else still holds.
+    """
+
+    edits: tuple[Edit, ...]
+    title: str
+    applicability: Applicability = Applicability.SAFE
     applied: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"applicability": self.applicability, "applied": self.applied}
+        return {"applicability": self.applicability.value, "applied": self.applied, "title": self.title}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Diagnostic:
-    """One finding of one rule at one location of one file."""
+    """One finding of one rule at one location of one file; immutable once reported."""
 
     file: str
     code: str
@@ -73,11 +115,23 @@ class Diagnostic:
     location: Location
     engine: str | None = None
     fix: Fix | None = None
-    notes: list[str] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
 
     @property
     def fixable(self) -> bool:
-        return self.fix is not None and not self.fix.applied
+        """Whether ``--fix`` would apply this diagnostic's fix: there is one, it is safe and not yet applied."""
+        return self.fix is not None and not self.fix.applied and self.fix.applicability is Applicability.SAFE
+
+    @property
+    def fix_applied(self) -> bool:
+        return self.fix is not None and self.fix.applied
+
+    def with_fix_applied(self, note: str | None = None) -> Diagnostic:
+        """This diagnostic as a fix reports it once its fix is in the model (a new object)."""
+        if self.fix is None:
+            raise ValueError(f"{self.code} at {self.location.display()} has no fix to apply")
+        notes = (*self.notes, note) if note else self.notes
+        return replace(self, fix=replace(self.fix, applied=True), notes=notes)
 
     def key(self) -> tuple[str, str, str | None]:
         """Identifies a finding across re-lints (the server's quick fixes use it)."""
@@ -107,7 +161,8 @@ class Diagnostic:
         fix = None
         if record.get("fix") is not None:
             edits = [edit_from_json(e) for e in record.get("edits") or []]
-            fix = Fix(edits, record["fix"]["applicability"], record["fix"]["applied"])
+            fix = Fix(tuple(edits), record["fix"].get("title", ""), Applicability(record["fix"]["applicability"]),
+                      record["fix"]["applied"])
         return cls(
             file=record["file"],
             code=record["code"],
@@ -117,5 +172,5 @@ class Diagnostic:
             location=Location(**record["location"]),
             engine=record.get("engine"),
             fix=fix,
-            notes=list(record.get("notes") or []),
+            notes=tuple(record.get("notes") or ()),
         )

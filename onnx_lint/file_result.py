@@ -31,11 +31,11 @@ class FileResult:
 
     @property
     def remaining(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if not (d.fix and d.fix.applied)]
+        return [d for d in self.diagnostics if not d.fix_applied]
 
     @property
     def fixed(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.fix and d.fix.applied]
+        return [d for d in self.diagnostics if d.fix_applied]
 
 
 def unreadable_diagnostic(display: str, problem: str) -> Diagnostic:

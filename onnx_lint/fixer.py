@@ -16,7 +16,7 @@ from onnx_lint.checker_errors import full_checker_error as _checker_error  # a m
 from onnx_lint.checker_errors import inherit_passing_verdict
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic
-from onnx_lint.edits import Edit, combine_edits, target_of
+from onnx_lint.edits import MissingTarget, SortNodes, apply_edits, combine_fixes, target_of
 from onnx_lint.errors import FixError
 from onnx_lint.linter import Enabled, run_rules
 from onnx_lint.model_io import LoadedModel, StagedWrite
@@ -27,14 +27,28 @@ from onnx_lint.runtime_check import runtime_available, runtime_load_error
 RUNTIME_CHECK_MAX_NODES = 20_000
 
 
-@dataclass
+@dataclass(frozen=True)
 class FixPlan:
-    """A verified-in-memory fix: the new bytes and what they repair."""
+    """A verified-in-memory fix: the new bytes, what they repaired and what the re-lint still finds.
+
+    ``applied`` holds new diagnostics (``fix.applied`` set); the ones the caller passed in are
+    left as they were, so a preview (``--diff``) or a failed write has nothing to undo.
+    """
 
     applied: list[Diagnostic]
     data: bytes
     relint: list[Diagnostic]
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Round:
+    """One round's outcome: the fixed model's context, its re-lint, and what was applied or deferred."""
+
+    ctx: LintContext
+    relint: list[Diagnostic]
+    applied: list[Diagnostic]
+    deferred: list[Diagnostic]
 
 
 # A fix can make another one possible (a corrected output lets inference type what it could not):
@@ -44,10 +58,11 @@ MAX_FIX_ROUNDS = 4
 
 def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequence[Rule],
              enabled: Enabled, only: set[tuple] | None = None) -> FixPlan | None:
-    """Apply the fixable diagnostics (or the ``only`` keys) in memory and re-lint; ``None`` if nothing changes.
+    """Apply the safe fixes (or those of the ``only`` keys) in memory and re-lint; ``None`` if nothing changes.
 
-    When ``only`` is not given, fixes that the first ones make possible are applied too,
-    so that fixing the result again finds nothing to do.
+    When ``only`` is not given, fixes that the first ones make possible are applied too, and so
+    are fixes deferred for a conflict with another fix of the same round, so that fixing the
+    result again finds nothing to do.
     """
     chosen = [d for d in diagnostics if d.fixable and (only is None or d.key() in only)]
     applied: list[Diagnostic] = []
@@ -67,55 +82,71 @@ def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequenc
             break
         if step is None:
             break
-        current, relint = step
-        applied.extend(chosen)
-        attempted.update(d.key() for d in chosen)
+        current, relint = step.ctx, step.relint
+        applied.extend(d.with_fix_applied() for d in step.applied)
+        attempted.update(d.key() for d in step.applied)
+        # A fix deferred for a conflict waits for the next round, unless the re-lint no longer
+        # reports its finding: then the fix it yielded to repaired it.
+        still = {d.key() for d in relint}
+        repaired = [d for d in step.deferred if d.key() not in still]
+        applied.extend(d.with_fix_applied(_repaired_note(d, step.applied)) for d in repaired)
+        attempted.update(d.key() for d in repaired)
         if only is not None:
             break
         chosen = [d for d in relint if d.fixable and d.key() not in attempted]
     if not applied:
         return None
-    for diagnostic in applied:
-        diagnostic.fix.applied = True  # type: ignore[union-attr]
     return FixPlan(applied, current.loaded.data, relint, notes)
 
 
-def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule], enabled: Enabled,
-               settled: set[tuple]) -> tuple[LintContext, list[Diagnostic]] | None:
-    """One round: apply ``chosen`` to a copy and lint it; the new context and its findings (None: no change).
+def _repaired_note(deferred: Diagnostic, taken: list[Diagnostic]) -> str:
+    """The note on a finding whose own fix waited for a conflicting one, which then repaired it."""
+    targets = {target_of(e) for e in (deferred.fix.edits if deferred.fix else ())}
+    by = sorted({d.code for d in taken for e in (d.fix.edits if d.fix else ()) if target_of(e) in targets})
+    return (f"its own fix conflicted with the {'/'.join(by) or 'other'} fix of the same declaration and "
+            "was not needed: that fix repaired it")
 
-    Neither ``chosen`` nor what earlier rounds ``settled`` may be fixable afterwards.
+
+def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule], enabled: Enabled,
+               settled: set[tuple]) -> _Round | None:
+    """One round: apply ``chosen`` to a copy and lint it (None: the model did not change).
+
+    A fix that conflicts with an earlier one of the round is deferred (``edits.combine_fixes``).
+    Neither the applied fixes nor what earlier rounds ``settled`` may be fixable afterwards.
     """
     fixed = ctx.loaded.fresh_copy()
-    owner: dict[tuple[str, str], str] = {}
-    edits: list[Edit] = []
-    for diagnostic in chosen:
-        for edit in diagnostic.fix.edits:  # type: ignore[union-attr]
-            owner.setdefault(target_of(edit), diagnostic.code)
-            edits.append(edit)
     try:
-        for edit in combine_edits(edits, fixed):
-            edit.apply(fixed)
+        combined = combine_fixes([d.fix.edits if d.fix is not None else () for d in chosen], fixed)
     except KeyError as exc:
-        raise FixError(f"{ctx.file}: cannot apply the {owner.get(target_of(edit), 'a')} fix: "
-                       f"{exc}") from None
+        raise FixError(f"{ctx.file}: cannot apply the fixes: {exc}") from None
+    waiting = set(combined.deferred)
+    deferred = [chosen[i] for i in combined.deferred]
+    taken = [d for i, d in enumerate(chosen) if i not in waiting]
+    try:
+        apply_edits(combined.edits, fixed)
+    except MissingTarget as exc:
+        owner = {target_of(e): d.code for d in reversed(taken) for e in (d.fix.edits if d.fix else ())}
+        raise FixError(f"{ctx.file}: cannot apply the {owner.get(target_of(exc.edit), 'a')} fix: "
+                       f"{exc.problem}") from None
     data = fixed.SerializeToString()
     if data == ctx.loaded.data:
         return None
-    fixed_loaded = ctx.loaded.with_annotations(data, fixed)
+    reordered = any(isinstance(e, SortNodes) for e in combined.edits)
+    fixed_loaded = ctx.loaded.with_annotations(data, fixed, nodes_reordered=reordered)
     inherit_passing_verdict(ctx.loaded, fixed_loaded)  # write_fix proves the fixed model with the checker
-    relint_ctx = LintContext(fixed_loaded, ctx.file, ctx.oracle.rebind(fixed_loaded), runtime_probe=ctx.runtime_probe)
+    relint_ctx = LintContext(fixed_loaded, ctx.file, ctx.oracle.rebind(fixed_loaded, nodes_reordered=reordered),
+                             runtime_probe=ctx.runtime_probe)
     relint, errors = run_rules(relint_ctx, rules, enabled)
     if errors:
         raise FixError(errors[0])
-    fixed_keys = settled | {d.key() for d in chosen}
+    fixed_keys = settled | {d.key() for d in taken}
     # A finding may stay (an OL003 root with some tensors no schema types), but it must have
     # nothing left to fix: otherwise the edits did not take and fixing again would loop.
     again = [d for d in relint if d.key() in fixed_keys and d.fixable]
     if again:
         raise FixError(f"{ctx.file}: the {again[0].code} fix did not converge "
                        f"({again[0].location.display()}: {again[0].message}); nothing was written")
-    return relint_ctx, relint
+    return _Round(relint_ctx, relint, taken, deferred)
 
 
 def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True) -> list[str]:

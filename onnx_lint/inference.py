@@ -10,14 +10,14 @@ messages) run lazily and only for the facts a rule asks about.
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import logging
 import math
 import re
 import warnings
 import weakref
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from functools import partial
 
 import onnx
@@ -293,8 +293,12 @@ class ShapeOracle:
     inferred: onnx.ModelProto | None = None
     paths: list[str] = field(default_factory=list)
     _initializers: dict[str, dict[str, onnx.TensorProto | onnx.SparseTensorProto]] | None = None
+    # False only for ``rebind``, which hands over the facts derived for the original model.
+    derive: InitVar[bool] = True
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, derive: bool) -> None:
+        if not derive:
+            return
         self.paths = self.loaded.scope_paths
         inferred = collect_prefetched_inference(self.loaded)
         if inferred is None:  # nothing prefetched: infer here
@@ -491,18 +495,19 @@ class ShapeOracle:
                     found.setdefault(marks[match.group(1)], untagged(match.group(2)))
         return found
 
-    def rebind(self, loaded: LoadedModel) -> ShapeOracle:
+    def rebind(self, loaded: LoadedModel, *, nodes_reordered: bool = False) -> ShapeOracle:
         """This oracle for a fixed copy of its model, whose declarations (only) changed.
 
         Everything derived from the stripped copy (ONNX's inference, the pinned and
-        symbolic runs, the runtime probe) holds for the fixed model too, since a fix
-        never changes what the stripped copy contains; only inference that trusts the
-        declarations must run again.
+        symbolic runs, the runtime probe) holds for the fixed model too, since an
+        annotation fix never changes what the stripped copy contains: the new oracle
+        shares those facts and derives nothing at construction. Only inference that
+        trusts the declarations starts afresh. A fix that reordered nodes (OL103) did
+        change the stripped copy, so that model gets an oracle of its own.
         """
-        bound = copy.copy(self)  # not dataclasses.replace: that would run the inference again
-        bound.loaded = loaded
-        bound._annotated = None
-        return bound
+        if nodes_reordered:
+            return ShapeOracle(loaded)
+        return dataclasses.replace(self, loaded=loaded, notes=list(self.notes), _annotated=None, derive=False)
 
     # -- inference that trusts the declarations -----------------------------------
     def annotated_values(self, graph: str) -> Mapping[str, onnx.ValueInfoProto]:

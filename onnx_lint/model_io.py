@@ -46,13 +46,15 @@ class LoadedModel:
     def has_external_data(self) -> bool:
         return bool(self.external_locations)
 
-    def with_annotations(self, data: bytes, model: onnx.ModelProto) -> LoadedModel:
+    def with_annotations(self, data: bytes, model: onnx.ModelProto, *, nodes_reordered: bool = False) -> LoadedModel:
         """``model`` (parsed from ``data``): this model with other annotations, as a fix makes it.
 
-        Its scopes reuse this model's node scans: a fix never touches a node.
+        Its scopes reuse this model's node scans, which an annotation fix leaves valid; a fix
+        that reordered nodes (OL103) moved every node index, so its scopes are found afresh.
         """
         fixed = LoadedModel(self.path, data, model, self.external_locations)
-        fixed.__dict__["scopes"] = rebind_scopes(self.scopes, model)  # fills the cached_property
+        if not nodes_reordered:
+            fixed.__dict__["scopes"] = rebind_scopes(self.scopes, model)  # fills the cached_property
         return fixed
 
     def fresh_copy(self) -> onnx.ModelProto:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from onnx_lint.diagnostics import Diagnostic, Fix, Location, Severity
+from onnx_lint.diagnostics import Applicability, Diagnostic, Fix, FixAvailability, Location, Severity
 from onnx_lint.edits import Edit
 
 if TYPE_CHECKING:
@@ -27,14 +27,26 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     severity: ClassVar[Severity]
-    fixable: ClassVar[bool] = False
+    fix_availability: ClassVar[FixAvailability] = FixAvailability.NEVER
+    fixable: ClassVar[bool] = False  # derived from fix_availability: some finding can come with a fix
     summary: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.fixable = cls.fix_availability is not FixAvailability.NEVER
+
+    def fix_title(self, edits: Sequence[Edit]) -> str:
+        """What the fix does, in words: the quick fix's title and the help line (ruff's ``fix_title``).
+
+        Every rule whose fix is ever available says it in its own terms, beside its code.
+        """
+        raise NotImplementedError(f"{self.code} offers a fix but does not say what it does")
 
     @classmethod
     def explanation(cls) -> str:
-        """The rule's documentation: its module docstring (what / why / example / fix)."""
+        """The rule's documentation: its module docstring (what / why / example / fix), with its fix availability."""
         module = sys.modules[cls.__module__]
-        return inspect.cleandoc(module.__doc__ or cls.summary)
+        return cls.fix_availability.under_heading(inspect.cleandoc(module.__doc__ or cls.summary))
 
     @classmethod
     def url(cls) -> str:
@@ -54,7 +66,8 @@ class Rule:
         edits: list[Edit] | None = None,
         severity: Severity | None = None,
     ) -> Diagnostic:
-        """A diagnostic of this rule; ``edits`` make it fixable."""
+        """A diagnostic of this rule; ``edits`` make it fixable (a safe fix, titled by ``fix_title``)."""
+        fix = Fix(tuple(edits), self.fix_title(edits), Applicability.SAFE) if edits else None
         return Diagnostic(
             file=ctx.file,
             code=self.code,
@@ -63,5 +76,5 @@ class Rule:
             message=message,
             location=location,
             engine=engine,
-            fix=Fix(list(edits)) if edits else None,
+            fix=fix,
         )

@@ -44,7 +44,8 @@ def test_plain_invocation_lints_folders_recursively(cli, project):
 def test_full_format_names_the_engine_and_the_help(cli, project):
     run = cli("check", "models/rank0.onnx", cwd=project)
     assert "error: stale-rank-zero-output, derived by onnx" in run.out
-    assert "help: safe fix available" in run.out
+    # The help line says what the fix does (the rule's fix title), and that it is safe.
+    assert "help: Declare the computed shape [3, 5] on output 'Y' (safe fix: run `onnx-lint check --fix`)" in run.out
 
 
 def test_json_output_has_the_public_shape(cli, project):

@@ -28,7 +28,7 @@ def diag(file: str, code: str = "OL001", severity: Severity = Severity.ERROR, *,
          op_type: str | None = None, engine: str | None = "onnx", fix: bool = True) -> Diagnostic:
     return Diagnostic(file=file, code=code, name=DOCS[code].name if code in DOCS else "x", severity=severity,
                       message=message, location=Location(path, tensor, node, op_type), engine=engine,
-                      fix=Fix([]) if fix else None)
+                      fix=Fix((), f"Declare the computed shape [3, 5] on output '{tensor}'") if fix else None)
 
 
 @pytest.fixture
@@ -76,13 +76,15 @@ def test_json_has_exactly_the_public_shape(root, sample):
         assert set(d) == {"file", "code", "name", "severity", "message", "location", "engine", "fix"}
         assert set(d["location"]) == {"path", "tensor", "node", "op_type"}
         assert d["severity"] in ("error", "warning", "info")
-        assert d["fix"] is None or set(d["fix"]) == {"applicability", "applied"}
+        # SPEC 6: fields are only added; "title" (what the fix does) was added to "applicability" and "applied"
+        assert d["fix"] is None or set(d["fix"]) == {"applicability", "applied", "title"}
     first, second, third = found
     assert first == {
         "file": "models/a.onnx", "code": "OL001", "name": "stale-rank-zero-output", "severity": "error",
         "message": "stale shape",
         "location": {"path": "graph/output[0]", "tensor": "Y", "node": None, "op_type": None},
-        "engine": "onnx", "fix": {"applicability": "safe", "applied": False},
+        "engine": "onnx",
+        "fix": {"applicability": "safe", "applied": False, "title": "Declare the computed shape [3, 5] on output 'Y'"},
     }
     assert second["location"] == {"path": "graph/node[0]", "tensor": None, "node": "TopK_0", "op_type": "TopK"}
     assert third["engine"] is None and third["fix"] is None

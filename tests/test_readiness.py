@@ -68,7 +68,9 @@ def test_ir3_initializer_not_in_inputs_is_fixed_by_raising_the_ir_version(cli, s
     model.graph.node[0].input[1] = "W"
     path = save(model)
     [diag] = _findings(cli, path)
-    assert diag["code"] == "OL102" and diag["fix"] == {"applicability": "safe", "applied": False}
+    assert diag["code"] == "OL102" and diag["fix"] == {
+        "applicability": "safe", "applied": False,
+        "title": "Raise the IR version to 4 (initializers need not be graph inputs)"}
     assert cli("check", str(path), "--fix").code == 0
     fixed = onnx.load(path)
     assert fixed.ir_version == 4 and [i.name for i in fixed.graph.input] == ["X"]

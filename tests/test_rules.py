@@ -23,7 +23,8 @@ def test_stale_rank0_matmul_output_is_reported_and_fixed(cli, save):
     [diag] = run.json()
     assert diag["code"] == "OL001" and diag["name"] == "stale-rank-zero-output"
     assert diag["location"] == {"path": "graph/output[0]", "tensor": "Y", "node": None, "op_type": None}
-    assert diag["engine"] == "onnx" and diag["fix"] == {"applicability": "safe", "applied": False}
+    assert diag["engine"] == "onnx" and diag["fix"] == {"applicability": "safe", "applied": False,
+                                                        "title": "Declare the computed shape [3, 5] on output 'Y'"}
     assert "[3, 5]" in diag["message"]
 
     fixed = cli("check", str(path), "--fix")

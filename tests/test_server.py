@@ -153,6 +153,19 @@ async def test_one_quick_fix_per_fixable_diagnostic_then_fix_all(client, tmp_pat
     onnx.checker.check_model(str(model), full_check=True)
 
 
+async def test_a_quick_fix_is_titled_with_what_it_does_as_the_cli_says_it(client, tmp_path, cli):
+    """The quick fix's title is the rule's fix title (ruff's ``Ruff (F401): Remove unused import``)."""
+    model = _save(defects.weakly_typed_mlp(), tmp_path / "weak.onnx")
+    open_binary(client, model)
+    diagnostics = await diagnostics_for(client, model.as_uri(), bool)
+    actions = await code_actions(client, model.as_uri(), diagnostics=diagnostics)
+    titles = sorted(a.title for a in actions if a.kind == lsp.CodeActionKind.QuickFix)
+    assert titles == ["onnx-lint (OL001): Declare the computed shape [batch, 8] on output 'Y'",
+                      "onnx-lint (OL003): Declare 'activated' as float, 'projected' as float"]
+    from_cli = cli("check", str(model), "--output-format", "json", "--no-cache").json()
+    assert titles == sorted(f"onnx-lint ({d['code']}): {d['fix']['title']}" for d in from_cli)
+
+
 async def test_fix_all_on_a_healthy_model_writes_nothing(client, tmp_path):
     model = _save(defects.renamed_batch(), tmp_path / "healthy.onnx")
     before = model.read_bytes()

@@ -34,7 +34,7 @@ def render_concise(diagnostics: list[Diagnostic], *, root: Path, rule_docs: Mapp
 
 
 def render_full(diagnostics: list[Diagnostic], *, root: Path, rule_docs: Mapping[str, RuleDoc]) -> str:
-    """The concise line, then the severity, the engine that derived the fact and a help line."""
+    """The concise line, then the severity, the engine that derived the fact and a help line (the fix's title)."""
     lines: list[str] = []
     for d in diagnostics:
         lines.append(_head(d))
@@ -46,9 +46,11 @@ def render_full(diagnostics: list[Diagnostic], *, root: Path, rule_docs: Mapping
         for note in d.notes:
             lines.append(f"  | {terminal_safe(note)}")
         if d.fix is not None and d.fix.applied:
-            lines.append("  = fixed")
-        elif d.fixable:
-            lines.append("  = help: safe fix available: run `onnx-lint check --fix`")
+            lines.append(terminal_safe(f"  = fixed: {d.fix.title}" if d.fix.title else "  = fixed"))
+        elif d.fix is not None and d.fixable:
+            what = f"{d.fix.title} (safe fix: run `onnx-lint check --fix`)" if d.fix.title else \
+                "safe fix available: run `onnx-lint check --fix`"
+            lines.append(terminal_safe(f"  = help: {what}"))
         elif doc is not None:
             lines.append(f"  = help: see `onnx-lint rule {d.code}`")
         lines.append("")

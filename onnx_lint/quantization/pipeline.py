@@ -39,6 +39,7 @@ from onnx_lint.quantization.validation import (
     run_models,
 )
 from onnx_lint.rule_api import Rule
+from onnx_lint.rules.registry import UntypedAfterShapeInference
 
 MIN_QDQ_OPSET = 19  # FP16 scales on QuantizeLinear/DequantizeLinear need opset 19
 TARGET_OPSET = 21
@@ -250,7 +251,7 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
     report = QuantizeReport(str(source), str(output), calibration)
     progress.stage("Repairing annotations", 1)
     model, diagnostics, _ctx = repair(source, rules, report.warnings)
-    report.fixes = [d.to_json() for d in diagnostics if d.fix and d.fix.applied]
+    report.fixes = [d.to_json() for d in diagnostics if d.fix_applied]
     progress.advance()
     present = Counter(n.op_type for n in model.graph.node)
     already = sorted(set(present) & QUANTIZED_OPS)
@@ -404,7 +405,7 @@ def _fallback(builder: _Builder, first: Build, outputs: list[OutputAgreement], o
 
 def _not_runnable(source: Path, exc: Exception, diagnostics: list[Diagnostic]) -> QuantizeError:
     """Calibration runs the FP32 model: its failure means the model cannot run, say why and where."""
-    unresolved = [d for d in diagnostics if d.code == "OL003" and not (d.fix and d.fix.applied)]
+    unresolved = [d for d in diagnostics if d.code == UntypedAfterShapeInference.code and not d.fix_applied]
     hint = f" (onnx-lint: {unresolved[0].location.display()}: {unresolved[0].message})" if unresolved else ""
     text = one_line(exc)
     if "ONNXRuntimeError" in text or unresolved:

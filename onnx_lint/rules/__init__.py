@@ -18,6 +18,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+from onnx_lint.diagnostics import FixAvailability
 from onnx_lint.rules.catalog import CATALOG
 
 CODES: tuple[str, ...] = tuple(row[0] for row in CATALOG)
@@ -39,11 +40,12 @@ def rule_explanation(code: str) -> str | None:
     row = _ROWS.get(code)
     if row is None:
         return None
+    availability = FixAvailability(row[6])
     modules = sorted(Path(__file__).parent.glob(f"{code.lower()}_*.py"))
     if not modules:
-        return inspect.cleandoc(row[2])
+        return availability.under_heading(inspect.cleandoc(row[2]))
     docstring = ast.get_docstring(ast.parse(modules[0].read_text(encoding="utf-8")), clean=False)
-    return inspect.cleandoc(docstring or row[2])
+    return availability.under_heading(inspect.cleandoc(docstring or row[2]))
 
 
 _REGISTRY = ("ALL_RULES", "RULES_BY_CODE", "get_rule")

@@ -29,20 +29,25 @@ a `shape` field, as the checker requires.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Severity
+from onnx_lint.diagnostics import Diagnostic, FixAvailability, Severity
+from onnx_lint.edits import Edit
 from onnx_lint.rule_api import Rule
-from onnx_lint.shapes import format_info
+from onnx_lint.shapes import format_dims, format_info
 
 
 class StaleRankZeroOutput(Rule):
     code = "OL001"
     name = "stale-rank-zero-output"
     severity = Severity.ERROR
-    fixable = True
+    fix_availability = FixAvailability.ALWAYS
     summary = "Graph output declared as a scalar (rank 0) but the graph computes rank >= 1"
+
+    def fix_title(self, edits: Sequence[Edit]) -> str:
+        [edit] = edits
+        return f"Declare the computed shape {format_dims(edit.dims)} on output '{edit.tensor}'"  # type: ignore[union-attr]
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for decl in ctx.declarations:

@@ -53,10 +53,11 @@ adopted, so a fix never turns a provable `batch` into an unknown dim.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from onnx_lint.context import DimConflict, LintContext
-from onnx_lint.diagnostics import Diagnostic, Severity
+from onnx_lint.diagnostics import Diagnostic, FixAvailability, Severity
+from onnx_lint.edits import Edit
 from onnx_lint.rule_api import Rule
 from onnx_lint.shapes import format_dims
 
@@ -74,8 +75,12 @@ class DimParamMismatch(Rule):
     code = "OL002"
     name = "dim-param-mismatch"
     severity = Severity.ERROR
-    fixable = True
+    fix_availability = FixAvailability.ALWAYS
     summary = "A declared output dim conflicts with the dim the graph computes"
+
+    def fix_title(self, edits: Sequence[Edit]) -> str:
+        [edit] = edits
+        return f"Declare the computed dims {format_dims(edit.dims)} on output '{edit.tensor}'"  # type: ignore[union-attr]
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for decl in ctx.declarations:

@@ -46,15 +46,16 @@ operators without a schema stay untyped and are listed as such: never guessed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from onnx_lint.consequences import model_accepted, typing_consumers
 from onnx_lint.context import LintContext, UntypedGroup
-from onnx_lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
 from onnx_lint.edits import AddValueInfo, Edit, SetType
 from onnx_lint.graphs import ROOT, resolve_graph
 from onnx_lint.inference import ENGINE_ONNX
 from onnx_lint.rule_api import Rule
+from onnx_lint.shapes import elem_type_name
 
 _LISTED = 12
 
@@ -69,8 +70,14 @@ class UntypedAfterShapeInference(Rule):
     code = "OL003"
     name = "untyped-after-shape-inference"
     severity = Severity.WARNING
-    fixable = True
+    fix_availability = FixAvailability.SOMETIMES
     summary = "Tensors are left without element type after ONNX shape inference"
+
+    def fix_title(self, edits: Sequence[Edit]) -> str:
+        typed = [f"'{e.tensor}' as {elem_type_name(e.elem_type or 0)}" for e in edits
+                 if isinstance(e, SetType | AddValueInfo)]
+        more = f" and {len(typed) - 3} more tensors" if len(typed) > 3 else ""
+        return f"Declare {', '.join(typed[:3])}{more}"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         accepted: tuple[bool, str] | None = None

@@ -25,10 +25,11 @@ changes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Severity
+from onnx_lint.diagnostics import Diagnostic, FixAvailability, Severity
+from onnx_lint.edits import Edit
 from onnx_lint.rule_api import Rule
 from onnx_lint.shapes import format_dims, format_info
 
@@ -37,8 +38,12 @@ class StaleOutputRank(Rule):
     code = "OL004"
     name = "stale-output-rank"
     severity = Severity.ERROR
-    fixable = True
+    fix_availability = FixAvailability.ALWAYS
     summary = "Graph output declares a rank >= 1 that differs from the computed rank"
+
+    def fix_title(self, edits: Sequence[Edit]) -> str:
+        [edit] = edits
+        return f"Declare the computed shape {format_dims(edit.dims)} on output '{edit.tensor}'"  # type: ignore[union-attr]
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for decl in ctx.declarations:

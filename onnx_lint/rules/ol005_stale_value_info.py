@@ -25,11 +25,11 @@ type source for the outputs of custom operators.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Severity
-from onnx_lint.edits import RemoveValueInfo
+from onnx_lint.diagnostics import Diagnostic, FixAvailability, Severity
+from onnx_lint.edits import Edit, RemoveValueInfo
 from onnx_lint.rule_api import Rule
 from onnx_lint.rules.ol002_dim_param_mismatch import describe_conflict
 from onnx_lint.shapes import format_dims, format_info
@@ -39,8 +39,14 @@ class StaleValueInfo(Rule):
     code = "OL005"
     name = "stale-value-info"
     severity = Severity.ERROR
-    fixable = True
+    fix_availability = FixAvailability.ALWAYS
     summary = "A value_info entry contradicts the shape the graph computes"
+
+    def fix_title(self, edits: Sequence[Edit]) -> str:
+        [edit] = edits
+        if isinstance(edit, RemoveValueInfo):
+            return f"Remove the stale value_info '{edit.tensor}' (nothing can be derived for it)"
+        return f"Declare the computed shape {format_dims(edit.dims)} on value_info '{edit.tensor}'"  # type: ignore[union-attr]
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for decl in ctx.declarations:

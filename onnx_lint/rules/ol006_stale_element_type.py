@@ -24,11 +24,11 @@ the shape rules.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Severity
-from onnx_lint.edits import SetType
+from onnx_lint.diagnostics import Diagnostic, FixAvailability, Severity
+from onnx_lint.edits import Edit, SetType
 from onnx_lint.rule_api import Rule
 from onnx_lint.shapes import elem_type_name
 
@@ -37,8 +37,12 @@ class StaleElementType(Rule):
     code = "OL006"
     name = "stale-element-type"
     severity = Severity.ERROR
-    fixable = True
+    fix_availability = FixAvailability.ALWAYS
     summary = "A declared element type differs from the type the graph computes"
+
+    def fix_title(self, edits: Sequence[Edit]) -> str:
+        [edit] = edits
+        return f"Declare the computed element type {elem_type_name(edit.elem_type or 0)} on '{edit.tensor}'"  # type: ignore[union-attr]
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for decl in ctx.declarations:

@@ -26,11 +26,11 @@ exporter meant; every other dim stays as declared.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Location, Severity
-from onnx_lint.edits import SetType
+from onnx_lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
+from onnx_lint.edits import Edit, SetType
 from onnx_lint.rule_api import Rule
 from onnx_lint.shapes import format_dims, tensor_info
 
@@ -41,8 +41,12 @@ class NegativeDimValue(Rule):
     code = "OL101"
     name = "negative-dim-value"
     severity = Severity.WARNING
-    fixable = True
+    fix_availability = FixAvailability.ALWAYS
     summary = "A declared dim_value is negative (exporters write -1 for a dynamic dim)"
+
+    def fix_title(self, edits: Sequence[Edit]) -> str:
+        [edit] = edits
+        return f"Make the negative dims of '{edit.tensor}' dynamic: {format_dims(edit.dims)}"  # type: ignore[union-attr]
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         # value_info entries identical to what inference derives cannot hold a negative dim,

@@ -37,11 +37,11 @@ target).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from onnx_lint.checker_errors import checker_errors
 from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
 from onnx_lint.edits import Edit, SetIrVersion
 from onnx_lint.graphs import resolve_graph
 from onnx_lint.rule_api import Rule
@@ -54,8 +54,12 @@ class CheckerError(Rule):
     code = "OL102"
     name = "checker-error"
     severity = Severity.ERROR
-    fixable = True
+    fix_availability = FixAvailability.SOMETIMES
     summary = "onnx.checker rejects a node or declaration (every error, each with its location)"
+
+    def fix_title(self, edits: Sequence[Edit]) -> str:
+        [edit] = edits
+        return f"Raise the IR version to {edit.version} (initializers need not be graph inputs)"  # type: ignore[union-attr]
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for error in checker_errors(ctx.loaded):

@@ -29,13 +29,13 @@ computed before; nodes already in a valid position keep their relative order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from onnx_lint.checker_errors import checker_verdict
 from onnx_lint.constants import node_label
 from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Location, Severity
-from onnx_lint.edits import SortNodes
+from onnx_lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
+from onnx_lint.edits import Edit, SortNodes
 from onnx_lint.graphs import out_of_order_nodes
 from onnx_lint.rule_api import Rule
 
@@ -44,8 +44,12 @@ class UnsortedNodes(Rule):
     code = "OL103"
     name = "unsorted-nodes"
     severity = Severity.ERROR
-    fixable = True
+    fix_availability = FixAvailability.ALWAYS
     summary = "Nodes are not in topological order (the checker rejects it; the fix reorders them only)"
+
+    def fix_title(self, edits: Sequence[Edit]) -> str:
+        [edit] = edits
+        return f"Sort the nodes of {edit.graph} in topological order"  # type: ignore[union-attr]
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         if checker_verdict(ctx.loaded) is None:

@@ -60,6 +60,13 @@ def fix_key(diagnostic: Diagnostic) -> list[Any]:
     return list(diagnostic.key())
 
 
+def quick_fix_title(diagnostic: Diagnostic) -> str:
+    """What the quick fix does, as ruff's server names it: ``onnx-lint (OL001): Declare ...``."""
+    title = diagnostic.fix.title if diagnostic.fix is not None and diagnostic.fix.title else \
+        f"Fix {diagnostic.name} at {diagnostic.location.display()}"
+    return f"onnx-lint ({diagnostic.code}): {title}"
+
+
 def to_lsp(diagnostic: Diagnostic, model_uri: str, view: ModelView | None = None,
            utf16: bool = True) -> lsp.Diagnostic:
     """One LSP diagnostic; ``view`` given: ranged on the textual view, else at line 0 of the file."""

@@ -27,7 +27,7 @@ from onnx_lint.server.api.common import (
     request_cancelled,
     request_failed,
 )
-from onnx_lint.server.convert import to_lsp
+from onnx_lint.server.convert import quick_fix_title, to_lsp
 from onnx_lint.server.session import Session
 from onnx_lint.server.workers import CANCEL_GRACE_S, JobFailed, Worker, WorkerCrashed
 from onnx_lint.server.workers import jobs_by_name as jobs
@@ -59,7 +59,7 @@ async def code_actions(session: Session, params: lsp.CodeActionParams) -> list[l
             lsp_diagnostic = to_lsp(diagnostic, model_uri, view, session.capabilities.utf16)
             if not asked and not range_overlaps(lsp_diagnostic.range, params.range):
                 continue
-            title = f"Fix {diagnostic.code} ({diagnostic.name}) at {diagnostic.location.display()}"
+            title = quick_fix_title(diagnostic)
             actions.append(lsp.CodeAction(
                 title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[lsp_diagnostic], is_preferred=True,
                 command=lsp.Command(title=title, command="onnx-lint.fix",
