@@ -7,6 +7,7 @@ import sys
 import threading
 import time
 
+import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
@@ -80,20 +81,32 @@ def test_an_abandoned_child_is_stopped_at_once():
     assert _reaped(call)
 
 
-def _chain(path, nodes: int, undefined: bool = False, negative_dim: bool = False):
-    """A Relu chain of ``nodes`` nodes; ``undefined`` makes one node read a tensor nothing defines,
-    ``negative_dim`` adds an initializer the loader refuses."""
-    made = [helper.make_node("Relu", [f"t{i}"], [f"t{i + 1}"], name=f"relu{i}") for i in range(nodes)]
+EXTERNAL = 40  # external tensors in the test chain; the threshold is lowered to it
+
+
+@pytest.fixture(autouse=True)
+def _small_threshold(monkeypatch):
+    monkeypatch.setattr(inference, "PREFETCH_MIN_EXTERNAL", EXTERNAL)
+
+
+def _chain(path, undefined: bool = False, negative_dim: bool = False):
+    """An Add chain whose biases are external data; ``undefined`` makes one node read a tensor nothing
+    defines, ``negative_dim`` gives a bias a dim the loader refuses."""
+    nodes = [helper.make_node("Add", [f"t{i}", f"b{i}"], [f"t{i + 1}"], name=f"add{i}") for i in range(EXTERNAL)]
     if undefined:
-        made[nodes // 2] = helper.make_node("Relu", ["nowhere"], [f"t{nodes // 2 + 1}"], name="reads_nowhere")
-    initializers = []
+        nodes[EXTERNAL // 2] = helper.make_node("Add", ["nowhere", f"b{EXTERNAL // 2}"], [f"t{EXTERNAL // 2 + 1}"],
+                                                name="reads_nowhere")
+    bias = np.array([0.5, 1.5], np.float32).tobytes()
+    biases = [helper.make_tensor(f"b{i}", TensorProto.FLOAT, [2], bias, raw=True) for i in range(EXTERNAL)]
+    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info(f"t{EXTERNAL}", TensorProto.FLOAT, [2])], biases)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True, location="chain.data",
+              size_threshold=0)
     if negative_dim:
-        bad = helper.make_tensor("bad", TensorProto.FLOAT, [1], [0.0])
-        bad.dims[0] = -3
-        initializers.append(bad)
-    graph = helper.make_graph(made, "chain", [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [2])],
-                              [helper.make_tensor_value_info(f"t{nodes}", TensorProto.FLOAT, [2])], initializers)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        saved = onnx.load(path, load_external_data=False)
+        saved.graph.initializer[3].dims[0] = -3
+        onnx.save(saved, path)
     return path
 
 
@@ -113,10 +126,10 @@ def spawned(monkeypatch) -> list[ForkedCall]:
 
 @pytest.mark.parametrize("undefined", [False, True], ids=["healthy", "undefined-tensor"])
 def test_a_large_model_gets_the_same_findings_with_inference_in_a_child(tmp_path, monkeypatch, spawned, undefined):
-    path = _chain(tmp_path / "chain.onnx", inference.PREFETCH_MIN_ENTRIES, undefined)
+    path = _chain(tmp_path / "chain.onnx", undefined)
     forked = _findings(path)
     assert len(spawned) == 1 and _reaped(spawned[0])
-    monkeypatch.setattr(inference, "PREFETCH_MIN_ENTRIES", 10**9)  # inference in this process
+    monkeypatch.setattr(inference, "PREFETCH_MIN_EXTERNAL", 10**9)  # inference in this process
     assert _findings(path) == forked
     assert len(spawned) == 1
     if undefined:
@@ -126,19 +139,19 @@ def test_a_large_model_gets_the_same_findings_with_inference_in_a_child(tmp_path
 
 
 def test_a_model_the_loader_refuses_stops_its_child(tmp_path, spawned):
-    path = _chain(tmp_path / "chain.onnx", inference.PREFETCH_MIN_ENTRIES, negative_dim=True)
+    path = _chain(tmp_path / "chain.onnx", negative_dim=True)
     findings = _findings(path)
     assert [code for code, _, _ in findings] == ["OL000"] and "negative dim" in findings[0][2]
     assert len(spawned) == 1 and _reaped(spawned[0])
 
 
 def test_a_child_that_dies_leaves_inference_to_this_process(tmp_path):
-    path = _chain(tmp_path / "chain.onnx", inference.PREFETCH_MIN_ENTRIES)
+    path = _chain(tmp_path / "chain.onnx")
     loaded = read_unvalidated(path)
     assert inference.prefetch_inference(loaded)
     _, call = inference._PREFETCHED[id(loaded)]
     os.kill(call._pid, 9)
     oracle = inference.ShapeOracle(loaded)
-    assert oracle.derived("graph", f"t{inference.PREFETCH_MIN_ENTRIES}")[0] is not None
+    assert oracle.derived("graph", f"t{EXTERNAL}")[0] is not None
     assert not oracle.notes
     assert _reaped(call)
