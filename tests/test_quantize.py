@@ -558,3 +558,44 @@ def test_entropy_calibration_survives_infinite_activations(tmp_path):
                       "--calibration-method", "entropy", "--calibration-data", str(tmp_path / "c.npz"), cwd=tmp_path)
     assert run.code == 0, run.err
     assert ort.InferenceSession(str(tmp_path / "q.onnx"), providers=["CPUExecutionProvider"])
+
+
+def infinite_bias_model(path):
+    """A Gemm with a -1e6 bias: finite in FP32, -inf once the bias is dequantized to FP16 (beyond 65504)."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    bias = onnx.numpy_helper.from_array(np.full(3, -1e6, np.float32), "B")
+    graph = h.make_graph([h.make_node("Gemm", ["X", "W0", "B"], ["Y"], name="fc")], "bias",
+                         [h.make_tensor_value_info("X", T.FLOAT, ["n", 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 3])], [*_weights((4, 3)), bias])
+    return _save(graph, path)
+
+
+def test_output_that_becomes_infinite_fails_validation(tmp_path):
+    """FP32 gives about -1e6; the INT8+FP16 model gives -inf: exit 2, the output and its node named, no file."""
+    source = infinite_bias_model(tmp_path / "bias.onnx")
+    out = tmp_path / "q.onnx"
+    run = run_process("quantize", str(source), "-o", str(out), "-q", cwd=tmp_path)
+    assert run.code == 2, run.err
+    assert "validation failed" in run.err and "output 'Y' (computed by node 'fc')" in run.err
+    assert "inf/NaN" in run.err and "65504" in run.err and "--exclude-nodes" in run.err
+    assert "Traceback" not in run.err and "RuntimeWarning" not in run.err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["bias.onnx"]
+
+    # the advice works: the excluded Gemm stays FP32 up to the output (no FP16 round trip at the output cast)
+    run = run_process("quantize", str(source), "-o", str(out), "-q", "--exclude-nodes", "fc", cwd=tmp_path)
+    assert run.code == 3, run.err  # nothing else to quantize: FP16-only, the documented policy
+    x = np.random.default_rng(3).standard_normal((2, 4)).astype(np.float32)
+    assert np.allclose(_run(out, x)[0], _run(source, x)[0], rtol=1e-3)
+
+
+def test_non_finite_outputs_count_as_the_worst_cosine():
+    from onnx_lint.quantization.pipeline import _worst
+    from onnx_lint.quantization.validation import compare
+
+    reference = {"Y": [np.array([1.0, -2.0, 3.0], np.float32)], "Z": [np.ones(2, np.float32)]}
+    [y, z] = compare(reference, {"Y": [np.array([1.0, -np.inf, 3.0], np.float32)], "Z": [np.ones(2, np.float32)]})
+    assert y.non_finite == 1 and not y.finite and z.finite
+    assert _worst([y, z]) == -1.0
+    assert y.to_json()["cosine_similarity"] is None and y.to_json()["non_finite"] == 1

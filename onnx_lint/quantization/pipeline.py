@@ -54,6 +54,7 @@ QUANTIZED_OPS = frozenset({
 COMPUTE_OPS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool"})
 # ORT's fused kernel -> the op type whose Q/DQ it fuses (others: "QLinear" + op type)
 FUSED_KERNELS = {"QGemm": "Gemm", "QAttention": "Attention", "QEmbedLayerNormalization": "EmbedLayerNormalization"}
+FP16_MAX = 65504.0
 EXIT_FP16_ONLY = 3  # written, but FP16 only: nothing could be quantized to INT8
 
 FP16_ONLY_NOTICE = ("NOTICE: no operator of this model can be quantized to INT8 (ONNX Runtime inserted no "
@@ -301,6 +302,9 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
         if options.min_cosine is not None and _worst(outputs) < options.min_cosine:
             best, outputs = _fallback(builder, best, outputs, options, report, progress)
         report.outputs = outputs
+        broken = [o for o in outputs if not o.finite]
+        if broken:
+            raise QuantizeError(_non_finite_message(broken, len(checked), model))
         quantize_count, dequantize_count = best.qdq
         report.fp16_only = not int8 or first_qdq == 0  # nothing quantizable, not the fallback's doing
         if report.fp16_only:
@@ -337,7 +341,23 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
 
 
 def _worst(outputs: list[OutputAgreement]) -> float:
-    return min((o.cosine for o in outputs), default=1.0)
+    """The lowest cosine; an output with inf/NaN values counts as the worst possible, -1."""
+    return min((o.cosine if o.finite and math.isfinite(o.cosine) else -1.0 for o in outputs), default=1.0)
+
+
+def _non_finite_message(broken: list[OutputAgreement], samples: int, model: onnx.ModelProto) -> str:
+    """Validation failed: name each output that became inf/NaN, its producer, and the likely cause when FP16
+    cannot hold its values."""
+    producer = {o: n.name for n in model.graph.node for o in n.output if o and n.name}
+    parts = []
+    for o in broken:
+        node = f" (computed by node '{producer[o.name]}')" if o.name in producer else ""
+        hint = (f"; its FP32 values reach {o.fp32_max_abs:.3g}, beyond FP16's largest finite value 65504: keep the "
+                "nodes that compute it in FP32 with --exclude-nodes (onnx-lint check reports such constants as "
+                "OL201)" if o.fp32_max_abs > FP16_MAX else "")
+        parts.append(f"output '{o.name}'{node} has {o.non_finite} inf/NaN value(s) in the quantized model where "
+                     f"the FP32 model's are finite{hint}")
+    return (f"validation failed on {samples} sample(s): {'; '.join(parts)}; nothing was written")
 
 
 def _scale_warnings(outputs: list[OutputAgreement]) -> list[str]:
