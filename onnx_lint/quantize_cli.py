@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--int8-output-layers", action="store_true",
                         help="quantize the last Conv/MatMul/Gemm before each model output too (by default they stay "
                              "FP16: their INT8 rounding reaches the output undiluted)")
+    parser.add_argument("--int8-small-layers", action="store_true",
+                        help="quantize also the MatMul/Gemm/Conv layers INT8 cannot speed up (matrix-vector products, "
+                             "fewer than 16 channels; by default they stay FP16, as ModelOpt leaves them)")
     io = parser.add_mutually_exclusive_group()
     io.add_argument("--keep-io-types", dest="keep_io_types", action="store_true", default=True,
                     help="keep float32 model inputs and outputs (default)")
@@ -117,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
     options = QuantizeOptions(args.calibration_method, _split(args.op_types), _split(args.exclude_nodes) or (),
                               args.per_channel, args.keep_io_types, max(0, args.validation_samples),
                               args.min_cosine, max(0.0, args.fallback_seconds), args.output_qdq,
-                              args.int8_output_layers)
+                              args.int8_output_layers, args.int8_small_layers)
     progress = terminal_progress(args.quiet)
     try:
         report: QuantizeReport = quantize_model(source, output, samples, options, ALL_RULES, progress,

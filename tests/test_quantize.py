@@ -675,3 +675,59 @@ def test_auto_calibration_keeps_the_ranges_closer_to_fp32(tmp_path):
         alone = json.loads((tmp_path / f"{method}.json").read_text())
         assert "chosen" not in alone["calibration"]
         assert alone["outputs"][0]["cosine_similarity"] == pytest.approx(scores[method], abs=1e-9)
+
+
+def small_conv_model(path):
+    """Four Convs: 3->12 channels (too few for INT8 kernels), 12->32, 32->32, and a 1x1 output layer."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    shapes = {"wa": (12, 3, 3, 3), "wb": (32, 12, 3, 3), "wc": (32, 32, 3, 3), "wd": (16, 32, 1, 1)}
+    rng = np.random.default_rng(0)
+    inits = [onnx.numpy_helper.from_array((rng.standard_normal(s) / np.sqrt(np.prod(s[1:]))).astype(np.float32), n)
+             for n, s in shapes.items()]
+    nodes, x = [], "X"
+    for name in ("a", "b", "c", "d"):
+        nodes.append(h.make_node("Conv", [x, f"w{name}"], [f"c{name}"], name=f"conv_{name}",
+                                 pads=[1, 1, 1, 1] if name != "d" else [0, 0, 0, 0]))
+        x = f"c{name}"
+        if name != "d":
+            nodes.append(h.make_node("Relu", [x], [f"r{name}"], name=f"relu_{name}"))
+            x = f"r{name}"
+    graph = h.make_graph(nodes, "convs", [h.make_tensor_value_info("X", T.FLOAT, ["n", 3, 16, 16])],
+                         [h.make_tensor_value_info("cd", T.FLOAT, ["n", 16, 16, 16])], inits)
+    return _save(graph, path)
+
+
+def test_layers_int8_cannot_speed_up_stay_fp16(tmp_path):
+    """ModelOpt's rules: a Conv with 3 in and 12 out channels stays FP16; so does a matrix-vector MatMul at
+    the calibration batch, and one with N < 16 - but a one-row MatMul is INT8 when nothing else would be."""
+    from onnx_lint.quantization.placement import no_int8_gain
+
+    source = small_conv_model(tmp_path / "convs.onnx")
+    np.savez(tmp_path / "c.npz", X=np.random.default_rng(1).standard_normal((8, 3, 16, 16)).astype(np.float32))
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "-q", "--calibration-data",
+                      str(tmp_path / "c.npz"), "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    small, head = json.loads((tmp_path / "r.json").read_text())["kept_in_float"]
+    assert small["nodes"] == ["conv_a"] and small["reason"].startswith("no INT8 gain")
+    assert head["nodes"] == ["conv_d"]
+    written = onnx.load(tmp_path / "q.onnx")
+    assert not any(_reads_dequantized(written, "conv_a")) and all(_reads_dequantized(written, "conv_b"))
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "all.onnx"), "-q", "--calibration-data",
+                      str(tmp_path / "c.npz"), "--int8-small-layers", "--int8-output-layers", cwd=tmp_path)
+    assert run.code == 0, run.err
+    assert all(_reads_dequantized(onnx.load(tmp_path / "all.onnx"), "conv_a"))
+
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    inits = _weights((32, 32), (32, 8))
+    nodes = [h.make_node("MatMul", ["X", "W0"], ["a"], name="wide"), h.make_node("MatMul", ["a", "W1"], ["Y"],
+                                                                                   name="narrow")]
+    graph = h.make_graph(nodes, "mlp", [h.make_tensor_value_info("X", T.FLOAT, ["n", 32])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 8])], inits)
+    model = onnx.helper.make_model(graph)
+    assert no_int8_gain(model, {"X": (1, 32)}, ["MatMul"]) == ["wide", "narrow"]  # one row: GEMV
+    assert no_int8_gain(model, {"X": (4, 32)}, ["MatMul"]) == ["narrow"]  # N = 8 < 16
+    assert no_int8_gain(model, {"X": (4, 32)}, ["Conv"]) == []

@@ -29,7 +29,7 @@ from onnx_lint.model_io import StagedWrite, read_model
 from onnx_lint.progress import Cancelled, Progress
 from onnx_lint.quantization.build import Build, BuildError, BuildSettings, build, save
 from onnx_lint.quantization.calibration import Sample, input_specs
-from onnx_lint.quantization.placement import HEAD_OPS, output_layers
+from onnx_lint.quantization.placement import HEAD_OPS, no_int8_gain, output_layers
 from onnx_lint.quantization.ranges import calibrate
 from onnx_lint.quantization.sensitivity import rank_nodes, unit_of
 from onnx_lint.quantization.validation import (
@@ -82,6 +82,7 @@ class QuantizeOptions:
     fallback_seconds: float = 300.0  # time for the accuracy-driven fallback, after the first build
     output_qdq: bool = False  # Q/DQ on op outputs too (ONNX Runtime's default) instead of inputs only
     int8_output_layers: bool = False  # True: the last Conv/MatMul/Gemm before each output is INT8 too
+    int8_small_layers: bool = False  # True: also the MatMul/Gemm/Conv that INT8 cannot speed up (placement.py)
 
 
 @dataclass
@@ -298,7 +299,7 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
             reference = run_in_process(fp32, checked)  # as safe as calibration, which just ran it here
         except RuntimeFailure as exc:
             raise _not_runnable(source, exc, diagnostics) from None
-        first_excluded = frozenset(excluded) | _output_layers_kept(model, op_types, excluded, options, report)
+        first_excluded = frozenset(excluded) | _kept_fp16(model, op_types, excluded, samples, options, report)
         method, cache = next(iter(caches.items()))
         settings = BuildSettings(method, op_types, options.per_channel, options.keep_io_types,
                                  external, int8, output_qdq=options.output_qdq,
@@ -351,19 +352,30 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
     return report
 
 
-def _output_layers_kept(model: onnx.ModelProto, op_types: list[str], excluded: set[str], options: QuantizeOptions,
-                        report: QuantizeReport) -> frozenset[str]:
-    """The output layers that stay FP16 (placement.py), unless asked otherwise or nothing else would be INT8."""
-    if options.int8_output_layers:
-        return frozenset()
-    heads = [name for name in output_layers(model, op_types) if name not in excluded]
-    if not heads or not any(n.op_type in HEAD_OPS and n.name not in excluded | set(heads) for n in model.graph.node):
-        return frozenset()
-    report.kept_in_float.append({
-        "reason": "output layer: its INT8 rounding would reach the model's output undiluted "
-                  "(--int8-output-layers quantizes it)", "op_type": "/".join(sorted(
-                      {n.op_type for n in model.graph.node if n.name in heads})), "nodes": heads})
-    return frozenset(heads)
+def _kept_fp16(model: onnx.ModelProto, op_types: list[str], excluded: set[str], samples: list[Sample],
+               options: QuantizeOptions, report: QuantizeReport) -> frozenset[str]:
+    """Nodes placement.py keeps FP16: layers INT8 cannot speed up and output layers, each group unless it
+    would leave no Conv/MatMul/Gemm in INT8 (a one-layer model keeps its INT8)."""
+    kept: set[str] = set()
+    groups = []
+    if not options.int8_small_layers:
+        shapes = {name: tuple(value.shape) for name, value in samples[0].items()} if samples else {}
+        groups.append(("no INT8 gain: a matrix-vector product, or too few channels for INT8 kernels (ModelOpt's "
+                       "and TensorRT's rules; --int8-small-layers quantizes them)",
+                       no_int8_gain(model, shapes, op_types)))
+    if not options.int8_output_layers:
+        groups.append(("output layer: its INT8 rounding would reach the model's output undiluted "
+                       "(--int8-output-layers quantizes it)",
+                       output_layers(model, op_types)))
+    for reason, names in groups:
+        names = [n for n in names if n not in excluded and n not in kept]
+        left = any(n.op_type in HEAD_OPS and n.name not in excluded | kept | set(names) for n in model.graph.node)
+        if not names or not left:
+            continue
+        kept.update(names)
+        report.kept_in_float.append({"reason": reason, "op_type": "/".join(sorted(
+            {n.op_type for n in model.graph.node if n.name in names})), "nodes": sorted(names)})
+    return frozenset(kept)
 
 
 def _best_calibration(builder: _Builder, caches: dict[str, Path], excluded: frozenset[str],
