@@ -386,7 +386,7 @@ def test_min_cosine_is_a_target_that_the_fallback_reaches(tmp_path):
     assert fallback["met"] and fallback["start_cosine"] == pytest.approx(first)
     assert fallback["end_cosine"] >= 0.995 and report["outputs"][0]["cosine_similarity"] >= 0.995
     moved = [n for step in fallback["steps"] for n in step["moved_to_fp16"]]
-    assert set(moved) == {"mm4", "shift"}  # the damaging nodes (the ones reading/making the offset), no others
+    assert moved == ["mm4"]  # the node reading the offset; FP16 now, it reads the float tensor, not the INT8 copy
     assert report["nodes"]["int8"] == 6 and report["nodes"]["QuantizeLinear"] > 0  # mm7, the output layer, is FP16
     assert "accuracy target: cosine >= 0.995 met" in run.out and "step 1: kept in FP16" in run.out
     assert "Moving INT8 nodes to FP16" in run.err  # progress is shown

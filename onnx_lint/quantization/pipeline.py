@@ -469,7 +469,10 @@ def _fallback(builder: _Builder, caches: dict[str, Path], first: Build, outputs:
             break
         moved = []
         for name, _ in ranked[position:position + group]:
-            moved += [n for n in unit_of(builder.fp32_model, name) if n not in excluded and n not in moved]
+            # with input-only Q/DQ a node left in float reads the float tensor (placement.py), so it can leave
+            # INT8 alone; with --output-qdq it shares its producer's Q/DQ pair and they leave together
+            unit = unit_of(builder.fp32_model, name) if builder.settings.output_qdq else [name]
+            moved += [n for n in unit if n not in excluded and n not in moved]
         position += group
         group *= 2
         if not moved:
