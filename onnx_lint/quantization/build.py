@@ -16,6 +16,7 @@ import onnx
 from onnx_lint.errors import OnnxLintError, one_line
 from onnx_lint.quantization.fp16 import ConversionError, convert_to_fp16
 from onnx_lint.quantization.fusions import FUSED_BY_DEFAULT, fp32_islands
+from onnx_lint.quantization.placement import float_readers_read_float
 from onnx_lint.quantization.ranges import ort_method, quiet_onnxruntime
 
 
@@ -84,7 +85,10 @@ def _build(fp32: Path, cache: Path, out: Path, settings: BuildSettings, excluded
     except Exception as exc:
         raise BuildError(f"INT8 quantization (ONNX Runtime quantize_static) failed: "
                          f"{type(exc).__name__}: {one_line(exc)}") from None
-    converted = convert_to_fp16(onnx.load(int8), keep_io_types=settings.keep_io_types,
+    quantized = onnx.load(int8)
+    if not settings.output_qdq:  # inputs-only Q/DQ: nodes left in float read the float tensor (placement.py)
+        float_readers_read_float(quantized, settings.op_types, excluded)
+    converted = convert_to_fp16(quantized, keep_io_types=settings.keep_io_types,
                                 keep_nodes=tuple(sorted(settings.keep_fp32)))
     islands = fp32_islands(converted, settings.fp32_island_ops)
     return _checked(converted, out, excluded, islands)

@@ -33,8 +33,40 @@ def convert_to_fp16(model: onnx.ModelProto, keep_io_types: bool = True,
                                              node_block_list=list(keep_nodes))
     except Exception as exc:
         raise ConversionError(f"FP16 conversion failed: {type(exc).__name__}: {exc}") from None
+    _drop_fp16_round_trips(converted.graph, set(keep_nodes))
     try:
         sort_topologically(converted.graph)
     except ValueError as exc:
         raise ConversionError(f"the converted model has a dependency cycle: {exc}") from None
     return converted
+
+
+def _drop_fp16_round_trips(graph: onnx.GraphProto, keep_nodes: set[str]) -> None:
+    """A float32 value cast to FP16 and straight back (the converter's casts at a graph output that a node
+    kept in FP32 computes) loses what FP16 cannot hold: a value beyond 65504 becomes inf. The second cast
+    reads the float32 value instead; the first goes when nothing else reads it."""
+    to_float, to_half = onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16
+    producer = {o: n for n in graph.node for o in n.output if o}
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+
+    def cast_to(node: onnx.NodeProto | None) -> int | None:
+        if node is None or node.op_type != "Cast":
+            return None
+        return next((a.i for a in node.attribute if a.name == "to"), None)
+
+    def float32(name: str) -> bool:
+        source = producer.get(name)
+        return source is not None and (source.name in keep_nodes or cast_to(source) == to_float)
+
+    for first in list(graph.node):
+        if cast_to(first) != to_half or not float32(first.input[0]):
+            continue
+        for second in readers.get(first.output[0], []):
+            if cast_to(second) == to_float:
+                second.input[0] = first.input[0]
+        if not any(first.output[0] in n.input for n in graph.node) and first.output[0] not in {
+                o.name for o in graph.output}:
+            graph.node.remove(first)

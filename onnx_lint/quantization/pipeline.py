@@ -29,6 +29,7 @@ from onnx_lint.model_io import StagedWrite, read_model
 from onnx_lint.progress import Cancelled, Progress
 from onnx_lint.quantization.build import Build, BuildError, BuildSettings, build, save
 from onnx_lint.quantization.calibration import Sample, input_specs
+from onnx_lint.quantization.placement import HEAD_OPS, no_int8_gain, output_layers
 from onnx_lint.quantization.ranges import calibrate
 from onnx_lint.quantization.sensitivity import rank_nodes, unit_of
 from onnx_lint.quantization.validation import (
@@ -55,6 +56,7 @@ QUANTIZED_OPS = frozenset({
 COMPUTE_OPS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool"})
 # ORT's fused kernel -> the op type whose Q/DQ it fuses (others: "QLinear" + op type)
 FUSED_KERNELS = {"QGemm": "Gemm", "QAttention": "Attention", "QEmbedLayerNormalization": "EmbedLayerNormalization"}
+FP16_MAX = 65504.0
 EXIT_FP16_ONLY = 3  # written, but FP16 only: nothing could be quantized to INT8
 
 FP16_ONLY_NOTICE = ("NOTICE: no operator of this model can be quantized to INT8 (ONNX Runtime inserted no "
@@ -71,7 +73,7 @@ class QuantizeError(OnnxLintError):
 
 @dataclass(frozen=True)
 class QuantizeOptions:
-    calibration_method: str = "minmax"
+    calibration_method: str = "auto"  # minmax and entropy, the closer to FP32 kept (ranges.calibrate)
     op_types: tuple[str, ...] | None = None
     exclude_nodes: tuple[str, ...] = ()
     per_channel: bool = True  # per-channel Conv/MatMul weights: mtcnn onet cosine 0.99715 -> 0.99900
@@ -80,6 +82,8 @@ class QuantizeOptions:
     min_cosine: float | None = None  # a target: nodes move to FP16 until every output reaches it
     fallback_seconds: float = 300.0  # time for the accuracy-driven fallback, after the first build
     output_qdq: bool = False  # Q/DQ on op outputs too (ONNX Runtime's default) instead of inputs only
+    int8_output_layers: bool = False  # True: the last Conv/MatMul/Gemm before each output is INT8 too
+    int8_small_layers: bool = False  # True: also the MatMul/Gemm/Conv that INT8 cannot speed up (placement.py)
 
 
 @dataclass
@@ -200,6 +204,11 @@ class _Builder:
         self.report, self.progress = report, progress
         self.count = 0
 
+    def use(self, method: str, cache: Path) -> None:
+        """Build from these calibrated ranges from now on."""
+        self.cache = cache
+        self.settings = replace(self.settings, method=method)
+
     def make(self, excluded: frozenset[str]) -> tuple[Build, list[OutputAgreement]]:
         """Build with ``excluded`` in float; when ORT refuses a fusion at its default level, leave that
         op type's nodes in float too and build again. Returns the build and its accuracy."""
@@ -272,18 +281,18 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
         save(model, fp32)
         external = model.ByteSize() > 2**30
         op_types = _op_types(options)
-        cache = work / "ranges.json"
         excluded = set(options.exclude_nodes)
         int8 = any(n.op_type in op_types and n.name not in excluded for n in model.graph.node)
+        caches: dict[str, Path] = {options.calibration_method: work / "unused.json"}
         if int8:
             progress.stage(f"Calibrating on {len(samples)} samples ({options.calibration_method})", len(samples))
             try:
-                report.calibration["tensors"] = calibrate(fp32, samples, options.calibration_method, op_types,
-                                                          cache, progress, external)
+                caches = calibrate(fp32, samples, options.calibration_method, op_types, work, progress, external)
             except Cancelled:
                 raise
             except Exception as exc:
                 raise _not_runnable(source, exc, diagnostics) from None
+            report.calibration["tensors"] = _tensor_count(next(iter(caches.values())))
         progress.check()
         checked = samples[: options.validation_samples] if options.validation_samples > 0 else samples
         report.calibration["validation_samples"] = len(checked)
@@ -291,17 +300,24 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
             reference = run_in_process(fp32, checked)  # as safe as calibration, which just ran it here
         except RuntimeFailure as exc:
             raise _not_runnable(source, exc, diagnostics) from None
-        settings = BuildSettings(options.calibration_method, op_types, options.per_channel, options.keep_io_types,
+        first_excluded = frozenset(excluded) | _kept_fp16(model, op_types, excluded, samples, options, report)
+        method, cache = next(iter(caches.items()))
+        settings = BuildSettings(method, op_types, options.per_channel, options.keep_io_types,
                                  external, int8, output_qdq=options.output_qdq,
                                  keep_fp32=frozenset(options.exclude_nodes))
         builder = _Builder(model, fp32, cache, work, settings, checked, reference, report, progress)
         progress.stage("Quantizing, converting to FP16, validating", 1)
-        best, outputs = builder.make(frozenset(options.exclude_nodes))
-        first_qdq = sum(best.qdq)
+        chosen, best, outputs, scores = _best_calibration(builder, caches, first_excluded, report)
         progress.advance()
+        if len(caches) > 1:
+            report.calibration.update(chosen=chosen, candidates=scores)
+        first_qdq = sum(best.qdq)
         if options.min_cosine is not None and _worst(outputs) < options.min_cosine:
-            best, outputs = _fallback(builder, best, outputs, options, report, progress)
+            best, outputs = _fallback(builder, caches, best, outputs, options, report, progress)
         report.outputs = outputs
+        broken = [o for o in outputs if not o.finite]
+        if broken:
+            raise QuantizeError(_non_finite_message(broken, len(checked), model))
         quantize_count, dequantize_count = best.qdq
         report.fp16_only = not int8 or first_qdq == 0  # nothing quantizable, not the fallback's doing
         if report.fp16_only:
@@ -337,8 +353,80 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
     return report
 
 
+def _kept_fp16(model: onnx.ModelProto, op_types: list[str], excluded: set[str], samples: list[Sample],
+               options: QuantizeOptions, report: QuantizeReport) -> frozenset[str]:
+    """Nodes placement.py keeps FP16: layers INT8 cannot speed up and output layers, each group unless it
+    would leave no Conv/MatMul/Gemm in INT8 (a one-layer model keeps its INT8)."""
+    kept: set[str] = set()
+    groups = []
+    if not options.int8_small_layers:
+        shapes = {name: tuple(value.shape) for name, value in samples[0].items()} if samples else {}
+        groups.append(("no INT8 gain: a matrix-vector product, or too few channels for INT8 kernels (ModelOpt's "
+                       "and TensorRT's rules; --int8-small-layers quantizes them)",
+                       no_int8_gain(model, shapes, op_types)))
+    if not options.int8_output_layers:
+        groups.append(("output layer: its INT8 rounding would reach the model's output undiluted "
+                       "(--int8-output-layers quantizes it)",
+                       output_layers(model, op_types)))
+    for reason, names in groups:
+        names = [n for n in names if n not in excluded and n not in kept]
+        left = any(n.op_type in HEAD_OPS and n.name not in excluded | kept | set(names) for n in model.graph.node)
+        if not names or not left:
+            continue
+        kept.update(names)
+        report.kept_in_float.append({"reason": reason, "op_type": "/".join(sorted(
+            {n.op_type for n in model.graph.node if n.name in names})), "nodes": sorted(names)})
+    return frozenset(kept)
+
+
+def _best_calibration(builder: _Builder, caches: dict[str, Path], excluded: frozenset[str],
+                      report: QuantizeReport) -> tuple[str, Build, list[OutputAgreement], dict[str, float]]:
+    """Build once per calibration (``auto``: MinMax and entropy ranges) and keep the build closest to FP32
+    on the validation samples; returns its method, the build, its accuracy and every method's worst cosine.
+    The builder keeps the winner's ranges for what follows."""
+    kept_before = list(report.kept_in_float)  # a load refusal adds to it: keep the winner's account only
+    scores: dict[str, float] = {}
+    best: tuple[str, Build, list[OutputAgreement], list[dict]] | None = None
+    for method, cache in caches.items():
+        report.kept_in_float = list(kept_before)
+        builder.use(method, cache)
+        candidate, outputs = builder.make(excluded)
+        scores[method] = _worst(outputs)
+        if best is None or scores[method] > _worst(best[2]):
+            best = (method, candidate, outputs, report.kept_in_float)
+    assert best is not None  # caches always holds at least one method
+    method, candidate, outputs, report.kept_in_float = best
+    builder.use(method, caches[method])
+    return method, candidate, outputs, scores
+
+
+def _tensor_count(cache: Path) -> int:
+    import json
+
+    try:
+        return len(json.loads(cache.read_text()).get("data", {}))
+    except (OSError, ValueError, AttributeError):
+        return 0
+
+
 def _worst(outputs: list[OutputAgreement]) -> float:
-    return min((o.cosine for o in outputs), default=1.0)
+    """The lowest cosine; an output with inf/NaN values counts as the worst possible, -1."""
+    return min((o.cosine if o.finite and math.isfinite(o.cosine) else -1.0 for o in outputs), default=1.0)
+
+
+def _non_finite_message(broken: list[OutputAgreement], samples: int, model: onnx.ModelProto) -> str:
+    """Validation failed: name each output that became inf/NaN, its producer, and the likely cause when FP16
+    cannot hold its values."""
+    producer = {o: n.name for n in model.graph.node for o in n.output if o and n.name}
+    parts = []
+    for o in broken:
+        node = f" (computed by node '{producer[o.name]}')" if o.name in producer else ""
+        hint = (f"; its FP32 values reach {o.fp32_max_abs:.3g}, beyond FP16's largest finite value 65504: keep the "
+                "nodes that compute it in FP32 with --exclude-nodes (onnx-lint check reports such constants as "
+                "OL201)" if o.fp32_max_abs > FP16_MAX else "")
+        parts.append(f"output '{o.name}'{node} has {o.non_finite} inf/NaN value(s) in the quantized model where "
+                     f"the FP32 model's are finite{hint}")
+    return (f"validation failed on {samples} sample(s): {'; '.join(parts)}; nothing was written")
 
 
 def _scale_warnings(outputs: list[OutputAgreement]) -> list[str]:
@@ -348,13 +436,16 @@ def _scale_warnings(outputs: list[OutputAgreement]) -> list[str]:
             for o in outputs if 0 < o.fp32_max_abs < 6.1e-5]
 
 
-def _fallback(builder: _Builder, first: Build, outputs: list[OutputAgreement], options: QuantizeOptions,
-              report: QuantizeReport, progress: Progress) -> tuple[Build, list[OutputAgreement]]:
+def _fallback(builder: _Builder, caches: dict[str, Path], first: Build, outputs: list[OutputAgreement],
+              options: QuantizeOptions, report: QuantizeReport,
+              progress: Progress) -> tuple[Build, list[OutputAgreement]]:
     """Move the most damaging INT8 nodes to FP16, a growing group at a time, until the target is met.
 
     Nodes are ranked once (one pair of runs with every activation exposed); groups
     double (1, 2, 4, ... nodes) so that the number of builds grows with the log of
-    the node count; the time budget is checked before each build.
+    the node count; the time budget is checked before each build. With ``auto``
+    each step builds with both ranges: once an outlier's nodes are out of INT8,
+    MinMax may beat the entropy ranges that won the first pass.
     """
     target = options.min_cosine or 0.0
     deadline = time.monotonic() + options.fallback_seconds
@@ -379,21 +470,28 @@ def _fallback(builder: _Builder, first: Build, outputs: list[OutputAgreement], o
             break
         moved = []
         for name, _ in ranked[position:position + group]:
-            moved += [n for n in unit_of(builder.fp32_model, name) if n not in excluded and n not in moved]
+            # with input-only Q/DQ a node left in float reads the float tensor (placement.py), so it can leave
+            # INT8 alone; with --output-qdq it shares its producer's Q/DQ pair and they leave together
+            unit = unit_of(builder.fp32_model, name) if builder.settings.output_qdq else [name]
+            moved += [n for n in unit if n not in excluded and n not in moved]
         position += group
         group *= 2
         if not moved:
             continue
         excluded.update(moved)
-        candidate, candidate_outputs = builder.make(frozenset(excluded))
+        method, candidate, candidate_outputs, _ = _best_calibration(builder, caches, frozenset(excluded), report)
         before = _worst(best_outputs)
         steps.append({"moved_to_fp16": moved, "cosine_before": before, "cosine_after": _worst(candidate_outputs),
                       "int8_nodes_left": len(candidate.int8_nodes())})
+        if len(caches) > 1:
+            steps[-1]["calibration"] = method
         progress.note(f"kept {len(moved)} node(s) in FP16 ({', '.join(moved[:3])}{', ...' if len(moved) > 3 else ''})"
                       f": cosine {before:.6f} -> {_worst(candidate_outputs):.6f}")
         progress.advance()
         if _worst(candidate_outputs) >= _worst(best_outputs):
             best, best_outputs = candidate, candidate_outputs
+            if len(caches) > 1:
+                report.calibration["chosen"] = method
         if _worst(best_outputs) >= target:
             report.fallback["met"] = True
             break

@@ -72,25 +72,49 @@ def _reader(samples: list[Sample], progress: Progress):  # noqa: ANN202 - ORT's 
     return Reader()
 
 
-def calibrate(fp32: Path, samples: list[Sample], method: str, op_types: list[str], cache: Path,
-              progress: Progress, external_data: bool = False) -> int:
-    """Write the ranges of the tensors ``quantize_static`` will need to ``cache``; returns their number."""
-    from onnxruntime.quantization.calibrate import TensorData, create_calibrator, save_tensors_data
+AUTO_METHODS = ("minmax", "entropy")  # what ``auto`` tries; on a tie the first (cheaper to explain) wins
 
-    options = {"num_bins": ENTROPY_BINS, "num_quantized_bins": QUANTIZED_BINS} if method == "entropy" else {}
+
+def calibrate(fp32: Path, samples: list[Sample], method: str, op_types: list[str], work: Path,
+              progress: Progress, external_data: bool = False) -> dict[str, Path]:
+    """Write the ranges of the tensors ``quantize_static`` will need; returns one cache file per method.
+
+    ``auto`` collects histograms once and writes both the entropy ranges and the
+    MinMax ranges (the histogram collector keeps each tensor's min and max, the
+    same values ORT's MinMax calibrator reduces to), so the pipeline can build
+    with each and keep the one closer to FP32.
+    """
+    from onnxruntime.quantization import CalibrationMethod
+    from onnxruntime.quantization.calibrate import TensorData, TensorsData, create_calibrator, save_tensors_data
+
+    histogram = method in ("entropy", "auto")
+    options = {"num_bins": ENTROPY_BINS, "num_quantized_bins": QUANTIZED_BINS} if histogram else {}
     with quiet_onnxruntime(), fast_entropy():
-        calibrator = create_calibrator(fp32, op_types, augmented_model_path=str(cache.with_suffix(".aug.onnx")),
-                                       calibrate_method=ort_method(method), use_external_data_format=external_data,
-                                       extra_options=options)
+        calibrator = create_calibrator(fp32, op_types, augmented_model_path=str(work / "ranges.aug.onnx"),
+                                       calibrate_method=ort_method("entropy" if histogram else method),
+                                       use_external_data_format=external_data, extra_options=options)
         calibrator.collect_data(_reader(samples, progress))
-        data = calibrator.compute_data()
+        data = {"entropy" if histogram else method: calibrator.compute_data()}
+    if method == "auto":
+        extremes = {name: TensorData(lowest=np.asarray(h[2], np.float32), highest=np.asarray(h[3], np.float32))
+                    for name, h in calibrator.collector.histogram_dict.items() if name in data["entropy"]}
+        data = {"minmax": TensorsData(CalibrationMethod.MinMax, extremes), **data}
+    caches = {}
+    for name, ranges in data.items():
+        _finite_ranges(ranges)
+        caches[name] = work / f"ranges-{name}.json"
+        save_tensors_data(ranges, caches[name])
+    return caches
+
+
+def _finite_ranges(data) -> None:  # noqa: ANN001 - ORT's TensorsData
+    """MinMax over a tensor holding inf (histograms are guarded in entropy.py): clamp to the float16 range,
+    the widest the FP16 model can represent anyway."""
+    from onnxruntime.quantization.calibrate import TensorData
+
     limit = float(np.finfo(np.float16).max)
     for name, value in data.items():
         low, high = (np.asarray(v) for v in value.range_value)
         if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
-            # MinMax over a tensor holding inf (histograms are guarded in entropy.py): clamp to the
-            # float16 range, the widest the FP16 model can represent anyway.
             low, high = (np.nan_to_num(v, nan=0.0, posinf=limit, neginf=-limit).astype(np.float32) for v in (low, high))
             data[name] = TensorData(lowest=low, highest=high)
-    save_tensors_data(data, cache)
-    return len(data.data)

@@ -34,9 +34,18 @@ def format_fallback(report: QuantizeReport) -> list[str]:
     for k, step in enumerate(fb.get("steps", []), 1):
         moved = step["moved_to_fp16"]
         names = ", ".join(moved[:4]) + (f", ... ({len(moved)} nodes)" if len(moved) > 4 else "")
+        ranges = f", {step['calibration']} ranges" if step.get("calibration") else ""
         lines.append(f"    step {k}: kept in FP16 {names}: cosine {step['cosine_before']:.6f} -> "
-                     f"{step['cosine_after']:.6f} ({step['int8_nodes_left']} INT8 nodes left)")
+                     f"{step['cosine_after']:.6f} ({step['int8_nodes_left']} INT8 nodes left{ranges})")
     return lines
+
+
+def _method(calibration: dict) -> str:
+    """``minmax``, or for ``auto`` which ranges won and by how much: ``auto: kept entropy, worst cosine ...``."""
+    if not calibration.get("chosen"):
+        return str(calibration.get("method"))
+    scores = " vs ".join(f"{m} {c:.6f}" for m, c in calibration.get("candidates", {}).items())
+    return f"auto: kept {calibration['chosen']}; first pass worst cosine {scores}"
 
 
 def format_summary(report: QuantizeReport) -> str:
@@ -55,7 +64,7 @@ def format_summary(report: QuantizeReport) -> str:
         f"  nodes: {report.nodes.get('total')} ({report.nodes.get('QuantizeLinear')} QuantizeLinear, "
         f"{report.nodes.get('DequantizeLinear')} DequantizeLinear, {report.nodes.get('int8')} computing in INT8), "
         f"{report.validation.get('fp16_initializers')} FP16 initializers",
-        f"  calibration: {cal.get('samples')} samples{batch} from {cal.get('source')} ({cal.get('method')}); "
+        f"  calibration: {cal.get('samples')} samples{batch} from {cal.get('source')} ({_method(cal)}); "
         f"compared with FP32 on {cal.get('validation_samples')} of them",
         f"  validation: onnx.checker {report.validation.get('checker')}; ONNX Runtime "
         f"{report.validation.get('runtime')} at {report.validation.get('optimization_level')}",

@@ -189,13 +189,26 @@ class OutputAgreement:
     shape: tuple[int, ...]
     fp32_max_abs: float = 0.0
     relative_error: float = 0.0  # ||fp32 - quantized|| / ||fp32||
+    non_finite: int = 0  # values that are inf/NaN in the quantized model where the FP32 model's are finite
+
+    @property
+    def finite(self) -> bool:
+        return self.non_finite == 0
 
     def to_json(self) -> dict:
-        return {"name": self.name, "cosine_similarity": self.cosine, "max_abs_error": self.max_abs_error,
-                "relative_error": self.relative_error, "fp32_max_abs": self.fp32_max_abs, "shape": list(self.shape)}
+        return {"name": self.name, "cosine_similarity": _json_number(self.cosine),
+                "max_abs_error": _json_number(self.max_abs_error),
+                "relative_error": _json_number(self.relative_error), "fp32_max_abs": self.fp32_max_abs,
+                "non_finite": self.non_finite, "shape": list(self.shape)}
+
+
+def _json_number(value: float) -> float | None:
+    """NaN and inf are not JSON: a broken output's figures are null, and ``non_finite`` says why."""
+    return value if np.isfinite(value) else None
 
 
 def compare(reference: dict[str, list[np.ndarray]], candidate: dict[str, list[np.ndarray]]) -> list[OutputAgreement]:
+    """Per output: cosine, errors, FP32 scale, and how many values became inf/NaN (a failed validation)."""
     result = []
     for name, ref_values in reference.items():
         got = candidate.get(name)
@@ -205,11 +218,16 @@ def compare(reference: dict[str, list[np.ndarray]], candidate: dict[str, list[np
         b = np.concatenate([np.asarray(v, dtype=np.float64).ravel() for v in got])
         if a.shape != b.shape:
             raise RuntimeFailure(f"output '{name}' has {b.size} values, the FP32 model gives {a.size}")
-        norm = np.linalg.norm(a) * np.linalg.norm(b)
-        cosine = float(np.dot(a, b) / norm) if norm > 0 else (1.0 if np.allclose(a, b) else 0.0)
-        error = float(np.max(np.abs(a - b))) if a.size else 0.0
+        non_finite = int(np.count_nonzero(np.isfinite(a) & ~np.isfinite(b)))
         scale = float(np.max(np.abs(a))) if a.size else 0.0
-        ref_norm, diff = float(np.linalg.norm(a)), float(np.linalg.norm(a - b))
-        relative = diff / ref_norm if ref_norm > 0 else (0.0 if diff == 0 else float("inf"))
-        result.append(OutputAgreement(name, cosine, error, tuple(np.asarray(ref_values[0]).shape), scale, relative))
+        if non_finite:  # a cosine over inf/NaN is NaN or, worse, looks fine: the output is broken
+            cosine, error, relative = float("nan"), float("inf"), float("inf")
+        else:
+            norm = np.linalg.norm(a) * np.linalg.norm(b)
+            cosine = float(np.dot(a, b) / norm) if norm > 0 else (1.0 if np.allclose(a, b) else 0.0)
+            error = float(np.max(np.abs(a - b))) if a.size else 0.0
+            ref_norm, diff = float(np.linalg.norm(a)), float(np.linalg.norm(a - b))
+            relative = diff / ref_norm if ref_norm > 0 else (0.0 if diff == 0 else float("inf"))
+        result.append(OutputAgreement(name, cosine, error, tuple(np.asarray(ref_values[0]).shape), scale, relative,
+                                      non_finite))
     return result

@@ -160,12 +160,14 @@ def quantize_job(path: str, output: str, options: dict, *, emit: Emit, cancelled
     data = Path(options["calibrationData"]) if options.get("calibrationData") else None
     shapes = dict(parse_input_shape(s) for s in options.get("inputShapes", []))
     samples, calibration = calibration_inputs(read_model(source).model, data, shapes, options.get("samples", 8))
-    calibration["method"] = options.get("calibrationMethod", "minmax")
+    calibration["method"] = options.get("calibrationMethod", "auto")
     settings = QuantizeOptions(calibration["method"], tuple(options["opTypes"]) if options.get("opTypes") else None,
                                tuple(options.get("excludeNodes", ())), bool(options.get("perChannel", True)),
                                bool(options.get("keepIoTypes", True)), int(options.get("validationSamples", 16)),
                                float(options["minCosine"]) if options.get("minCosine") is not None else None,
-                               float(options.get("fallbackSeconds", 300.0)), bool(options.get("outputQdq", False)))
+                               float(options.get("fallbackSeconds", 300.0)), bool(options.get("outputQdq", False)),
+                               bool(options.get("int8OutputLayers", False)),
+                               bool(options.get("int8SmallLayers", False)))
     report = quantize_model(source, target, samples, settings, ALL_RULES, EventProgress(emit, cancelled),
                             calibration=calibration)
     if calibration["random"]:

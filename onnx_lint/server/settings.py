@@ -21,7 +21,7 @@ from onnx_lint.errors import ConfigError
 SECTION = "onnxLint"
 QUANTIZE_KEYS = ("calibrationData", "calibrationMethod", "perChannel", "keepIoTypes", "validationSamples",
                  "samples", "opTypes", "excludeNodes", "inputShapes", "output", "minCosine", "fallbackSeconds",
-                 "outputQdq")
+                 "outputQdq", "int8OutputLayers", "int8SmallLayers")
 
 
 def _codes(value: Any, key: str) -> tuple[str, ...] | None:
