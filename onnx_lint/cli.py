@@ -70,6 +70,16 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`onnx-lint ... | head`): stop quietly, as `cat` does. Python would
+        # flush stdout again at exit and print the same error, so stdout now goes nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] not in SUBCOMMANDS and args_list[0] not in ("-h", "--help", "--version"):
         args_list.insert(0, "check")
@@ -98,8 +108,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("onnx-lint: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 1
 
 
 def _run_extension(command: str, argv: list[str]) -> int:

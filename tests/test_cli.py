@@ -266,3 +266,19 @@ def test_real_process_run_on_a_folder_with_fix(project):
     run = run_process("check", "models", "--fix", cwd=project)
     assert run.code == 0, run.out + run.err
     assert "Found 3 problems in 3 of 4 files checked: 2 fixed, 1 remaining." in run.out
+
+
+@pytest.mark.parametrize("args", [["check", "{folder}"], ["quantize", "{model}", "-o", "{out}"]],
+                         ids=["check", "quantize"])
+def test_a_reader_that_goes_away_gets_no_traceback(tmp_path, args):
+    """`onnx-lint ... | head`: the reader closes the pipe before the report is printed."""
+    model = tmp_path / "model.onnx"
+    onnx.save(defects.stale_rank0_output(), model)
+    argv = [a.format(folder=tmp_path, model=model, out=tmp_path / "q.onnx") for a in args]
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read: every write fails with EPIPE
+    done = subprocess.run([sys.executable, "-m", "onnx_lint", *argv], stdout=write_end, stderr=subprocess.PIPE,
+                          text=True, timeout=300)
+    os.close(write_end)
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+    assert done.returncode == 1
