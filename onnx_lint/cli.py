@@ -303,9 +303,11 @@ def _run_jobs(jobs: list[Job], requested: int) -> list:
 
 
 def _cache(job: Job):
+    if not job.cache_root:
+        return None  # --no-cache: not even the module (its version lookups cost 20 ms)
     from onnx_lint.cache import LintCache
 
-    return LintCache(job.cache_root, job.fingerprint + repr(sorted(job.enabled))) if job.cache_root else None
+    return LintCache(job.cache_root, job.fingerprint + repr(sorted(job.enabled)))
 
 
 def cached_result(job: Job):

@@ -128,6 +128,8 @@ QDQ_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})
 def qdq_nodes(scopes: list[GraphScope]) -> Iterator[tuple[GraphScope, int, onnx.NodeProto]]:
     """Every QuantizeLinear/DequantizeLinear node (ONNX's or com.microsoft's), in every graph."""
     for scope in scopes:
+        if QDQ_OPS.isdisjoint(scope.op_types()):
+            continue
         texts = scope.scan().texts
         for i in range(len(scope.graph.node)):
             if texts[3 * i] in QDQ_OPS and texts[3 * i + 1] in ("", "ai.onnx", "com.microsoft"):

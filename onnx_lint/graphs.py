@@ -35,12 +35,19 @@ class GraphScope:
     _producers: dict[str, int] | None = field(default=None, repr=False)
     _scan: NodeScan | None = field(default=None, repr=False)
     _reads: tuple[list[tuple[int, str]], set[str]] | None = field(default=None, repr=False)
+    _op_types: frozenset[str] | None = field(default=None, repr=False)
 
     def scan(self) -> NodeScan:
         """The one pass over this graph's nodes that everything else reuses."""
         if self._scan is None:
             self._scan = scan_nodes(self.graph, _SPECIAL_OPS)
         return self._scan
+
+    def op_types(self) -> frozenset[str]:
+        """Every op_type in this graph: rules about rare operators skip a graph without a loop."""
+        if self._op_types is None:
+            self._op_types = frozenset(self.scan().texts[0::3])
+        return self._op_types
 
     def special(self) -> list[int]:
         """Nodes that may carry graph or tensor attributes."""

@@ -60,6 +60,8 @@ class BatchBakedIntoConstant(Rule):
             return
         scope = ctx.scopes[0]
         assert scope.path == ROOT
+        if _OPS.isdisjoint(scope.op_types()):
+            return
         texts = scope.scan().texts
         candidates = [i for i in range(len(scope.graph.node))
                       if texts[3 * i] in _OPS and texts[3 * i + 1] in ("", "ai.onnx")]
