@@ -14,8 +14,8 @@ from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic
 from onnx_lint.errors import ModelLoadError
 from onnx_lint.file_result import UNREADABLE, FileResult, unreadable_diagnostic
-from onnx_lint.inference import cancel_prefetched_inference, prefetch_inference
-from onnx_lint.model_io import LoadedModel, read_unvalidated, validate_loaded
+from onnx_lint.inference import attach_prefetched, prefetch_inference
+from onnx_lint.model_io import LoadedModel, parse_model, read_model_bytes, validate_loaded
 from onnx_lint.rule_api import Rule
 
 Enabled = Callable[[str], bool]
@@ -60,19 +60,22 @@ def lint_file(path: Path, display: str, rules: Sequence[Rule], enabled: Enabled,
               runtime_probe: bool = True) -> tuple[FileResult, LintContext | None]:
     """Lint a file; an unreadable one gives a single OL000 diagnostic, never an exception.
 
-    On a large model ONNX's inference starts in a child process before the model is validated
-    here, and this process runs the checker while it waits: two cores, both busy.
+    On a large model ONNX's inference starts in a child process as soon as the bytes are parsed,
+    and this process scans, validates and runs the checker meanwhile: two cores, both busy.
     """
-    loaded = None
+    prefetch = None
     try:
-        loaded = read_unvalidated(path)
-        inferring = prefetch_inference(loaded)
+        data = read_model_bytes(path)
+        model = parse_model(data, str(path))
+        prefetch = prefetch_inference(model, data)
+        loaded = LoadedModel(path, data, model)
         validate_loaded(loaded)
     except ModelLoadError as exc:
-        if loaded is not None:
-            cancel_prefetched_inference(loaded)
+        if prefetch is not None:
+            prefetch.abandon()
         result = FileResult(path, display, [unreadable_diagnostic(display, exc.problem)], unreadable=True)
         return result, None
-    if inferring:
+    if prefetch is not None:
+        attach_prefetched(loaded, prefetch)
         checker_verdict(loaded)  # OL102-OL104 ask for it later; computed now, while the child infers
     return lint_loaded(loaded, display, rules, enabled, runtime_probe=runtime_probe)

@@ -70,18 +70,19 @@ def read_model(path: str | os.PathLike[str]) -> LoadedModel:
 
 
 def read_unvalidated(path: str | os.PathLike[str]) -> LoadedModel:
-    """Read and parse a model file, its graphs found but nothing else checked: only for work that
-    cannot harm this process (a forked child's) until ``validate_loaded`` has passed."""
+    """Read and parse a model file, nothing checked yet (``validate_loaded``)."""
+    data = read_model_bytes(path)
+    return LoadedModel(Path(path), data, parse_model(data, str(path)))
+
+
+def read_model_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a model file that exists, is a regular file and is not too large to lint."""
     path = Path(path)
-    shown = str(path)
     stat_model_file(path)
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
-        raise ModelLoadError(shown, f"cannot read file: {exc.strerror or exc}") from None
-    loaded = LoadedModel(path, data, parse_model(data, shown))
-    loaded.scopes  # noqa: B018 (found now, so that a forked child inherits them)
-    return loaded
+        raise ModelLoadError(str(path), f"cannot read file: {exc.strerror or exc}") from None
 
 
 def validate_loaded(loaded: LoadedModel) -> None:

@@ -81,12 +81,12 @@ def test_an_abandoned_child_is_stopped_at_once():
     assert _reaped(call)
 
 
-EXTERNAL = 40  # external tensors in the test chain; the threshold is lowered to it
+EXTERNAL = 40  # nodes, and external tensors, in the test chain; the threshold is lowered to it
 
 
 @pytest.fixture(autouse=True)
 def _small_threshold(monkeypatch):
-    monkeypatch.setattr(inference, "PREFETCH_MIN_EXTERNAL", EXTERNAL)
+    monkeypatch.setattr(inference, "PREFETCH_MIN_ENTRIES", EXTERNAL)
 
 
 def _chain(path, undefined: bool = False, negative_dim: bool = False):
@@ -129,7 +129,7 @@ def test_a_large_model_gets_the_same_findings_with_inference_in_a_child(tmp_path
     path = _chain(tmp_path / "chain.onnx", undefined)
     forked = _findings(path)
     assert len(spawned) == 1 and _reaped(spawned[0])
-    monkeypatch.setattr(inference, "PREFETCH_MIN_EXTERNAL", 10**9)  # inference in this process
+    monkeypatch.setattr(inference, "PREFETCH_MIN_ENTRIES", 10**9)  # inference in this process
     assert _findings(path) == forked
     assert len(spawned) == 1
     if undefined:
@@ -148,10 +148,43 @@ def test_a_model_the_loader_refuses_stops_its_child(tmp_path, spawned):
 def test_a_child_that_dies_leaves_inference_to_this_process(tmp_path):
     path = _chain(tmp_path / "chain.onnx")
     loaded = read_unvalidated(path)
-    assert inference.prefetch_inference(loaded)
-    _, call = inference._PREFETCHED[id(loaded)]
+    call = inference.prefetch_inference(loaded.model, loaded.data)
+    assert call is not None
+    inference.attach_prefetched(loaded, call)
     os.kill(call._pid, 9)
     oracle = inference.ShapeOracle(loaded)
     assert oracle.derived("graph", f"t{EXTERNAL}")[0] is not None
     assert not oracle.notes
     assert _reaped(call)
+
+
+def _chain_with_stale_branch(path):
+    """The external chain followed by an If whose branches hold a value_info that lies about a rank:
+    the child must strip the subgraphs too, or the lie would feed its own check."""
+    model = onnx.load(_chain(path), load_external_data=False)
+
+    def branch(name: str) -> onnx.GraphProto:
+        nodes = [helper.make_node("Relu", [f"t{EXTERNAL}"], [f"{name}_mid"]),
+                 helper.make_node("Neg", [f"{name}_mid"], [f"{name}_out"])]
+        stale = helper.make_tensor_value_info(f"{name}_mid", TensorProto.FLOAT, [])
+        return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info(f"{name}_out", TensorProto.FLOAT, [2])],
+                                 value_info=[stale])
+
+    graph = model.graph
+    graph.input.append(helper.make_tensor_value_info("cond", TensorProto.BOOL, []))
+    graph.node.append(helper.make_node("If", ["cond"], ["picked"], then_branch=branch("then"),
+                                       else_branch=branch("else")))
+    del graph.output[:]
+    graph.output.append(helper.make_tensor_value_info("picked", TensorProto.FLOAT, [2]))
+    onnx.save(model, path)
+    return path
+
+
+def test_stale_annotations_inside_subgraphs_are_found_with_inference_in_a_child(tmp_path, monkeypatch, spawned):
+    path = _chain_with_stale_branch(tmp_path / "chain.onnx")
+    forked = _findings(path)
+    assert len(spawned) == 1 and _reaped(spawned[0])
+    assert [(code, where) for code, where, _ in forked] == [
+        ("OL005", "graph/node[40]/else_branch/value_info[0]"), ("OL005", "graph/node[40]/then_branch/value_info[0]")]
+    monkeypatch.setattr(inference, "PREFETCH_MIN_ENTRIES", 10**9)
+    assert _findings(path) == forked
