@@ -167,8 +167,8 @@ def _chain_with_stale_branch(path):
         nodes = [helper.make_node("Relu", [f"t{EXTERNAL}"], [f"{name}_mid"]),
                  helper.make_node("Neg", [f"{name}_mid"], [f"{name}_out"])]
         stale = helper.make_tensor_value_info(f"{name}_mid", TensorProto.FLOAT, [])
-        return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info(f"{name}_out", TensorProto.FLOAT, [2])],
-                                 value_info=[stale])
+        out = helper.make_tensor_value_info(f"{name}_out", TensorProto.FLOAT, [2])
+        return helper.make_graph(nodes, name, [], [out], value_info=[stale])
 
     graph = model.graph
     graph.input.append(helper.make_tensor_value_info("cond", TensorProto.BOOL, []))
