@@ -100,16 +100,12 @@ def checker_verdict(loaded: LoadedModel) -> str | None:
     cached = _VERDICTS.get(id(loaded))
     if cached is not None and cached[0]() is loaded:
         return cached[1]
-    verdict = _verdict(loaded)
+    raw = not loaded.has_external_data and len(loaded.data) < _RAW_CHECK_BYTES
+    verdict = _check(loaded.data if raw else light_copy(loaded, sort=False).SerializeToString())
     for key in [k for k, (ref, _) in _VERDICTS.items() if ref() is None]:
         del _VERDICTS[key]
     _VERDICTS[id(loaded)] = (weakref.ref(loaded), verdict)
     return verdict
-
-
-def _verdict(loaded: LoadedModel) -> str | None:
-    raw = not loaded.has_external_data and len(loaded.data) < _RAW_CHECK_BYTES
-    return _check(loaded.data if raw else light_copy(loaded, sort=False).SerializeToString())
 
 
 def full_checker_error(model: Path | bytes, external_paths: list[str] | None = None) -> str | None:

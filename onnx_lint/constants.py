@@ -60,12 +60,7 @@ def _constant_tensor(node: onnx.NodeProto) -> onnx.TensorProto | None:
 def constants(scope: GraphScope) -> dict[str, ConstantTensor]:
     """Every initializer and Constant-node output of one graph, by tensor name."""
     found = {t.name: ConstantTensor(t.name, t, "initializer") for t in scope.graph.initializer}
-    for index in scope.special():
-        node = scope.graph.node[index]
-        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
-            tensor = _constant_tensor(node)
-            if tensor is not None:
-                found[node.output[0]] = ConstantTensor(node.output[0], tensor, "Constant", index)
+    found.update((c.name, c) for c in _constant_nodes(scope))
     return found
 
 
@@ -79,11 +74,18 @@ def held_constants(scope: GraphScope, data_types: frozenset[int]) -> Iterator[Co
     for t in scope.graph.initializer:
         if t.data_type in data_types and t.data_location != external:
             yield ConstantTensor(t.name, t, "initializer")
+    for found in _constant_nodes(scope):
+        if found.tensor.data_type in data_types and not found.external:
+            yield found
+
+
+def _constant_nodes(scope: GraphScope) -> Iterator[ConstantTensor]:
+    """The outputs of the graph's Constant nodes (found among the scan's special nodes)."""
     for index in scope.special():
         node = scope.graph.node[index]
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
             tensor = _constant_tensor(node)
-            if tensor is not None and tensor.data_type in data_types and tensor.data_location != external:
+            if tensor is not None:
                 yield ConstantTensor(node.output[0], tensor, "Constant", index)
 
 

@@ -40,6 +40,8 @@ ENGINE_SYMBOLIC = "onnxruntime-symbolic"
 # Each round of the symbolic engine restarts after one batch of dim merges; real models need a few.
 MAX_SYMBOLIC_ROUNDS = 64
 
+# protobuf serializes no message of 2 GiB or more; larger models go through files.
+_PROTOBUF_LIMIT = 2**31 - 1
 # Initializers above this many elements never hold shape data; inference sees them as inputs.
 INLINE_ELEMENTS = 4096
 # Two pin sizes for dynamic input dims; a dim that follows them depends on the input.
@@ -51,6 +53,7 @@ NAME_PIN_PRIMES = (37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 
 _STRICT_LINE = re.compile(r"\(op_type:[^,)]+, node name: (onnx-lint-root-\d+)\): (.*)")
 
 Key = tuple[str, str]  # (graph path, tensor name)
+T = TypeVar("T")
 
 
 
@@ -147,9 +150,6 @@ def _serialized_inference(data: bytes, data_prop: bool) -> bytes:
     return onnx_cpp_inference.infer_shapes(data, False, False, data_prop)
 
 
-T = TypeVar("T")
-
-
 def _with_data_prop_fallback(size: int, infer: Callable[..., T]) -> T:
     """``infer(data_prop=True)`` under the engines' memory ceiling, and without data propagation if
     that ran out of memory."""
@@ -159,9 +159,6 @@ def _with_data_prop_fallback(size: int, infer: Callable[..., T]) -> T:
     except MemoryError:
         with memory_ceiling(engine_headroom(size)):
             return infer(data_prop=False)
-
-
-_PROTOBUF_LIMIT = 2**31 - 1
 
 
 def _onnx_inference(model: onnx.ModelProto | bytes, size: int, strict: bool, data_prop: bool) -> onnx.ModelProto:
@@ -248,10 +245,10 @@ Prefetch = ForkedCall[tuple[bytes | None, str | None]]
 _PREFETCHED: dict[int, tuple[weakref.ref, Prefetch]] = {}
 
 
-def prefetch_inference(model: onnx.ModelProto, data: bytes) -> Prefetch | None:
-    """Start ONNX's inference of a large model (just parsed from ``data``) in a forked child, before
-    this process has scanned or validated it; ``attach_prefetched`` hands the child to the
-    ``LoadedModel``, whose ``ShapeOracle`` collects the answer.
+def prefetch_inference(loaded: LoadedModel) -> Prefetch | None:
+    """Start ONNX's inference of a large model, parsed but not yet scanned or validated, in a forked
+    child, whose answer ``ShapeOracle`` collects; ``None`` where nothing started. A caller whose
+    model the loader then refuses stops the child (``abandon``).
 
     Inference is the largest single cost of a lint and a C++ call that holds the GIL: in a child
     it runs on a second core while this process scans the nodes, validates the model and runs
@@ -260,18 +257,16 @@ def prefetch_inference(model: onnx.ModelProto, data: bytes) -> Prefetch | None:
     written nothing yet that the child's pages would have to copy. Measured on this engine's
     benchmark models: 100k nodes 1.31-1.43x baseline in-process, 1.17-1.20x forked; 30k nodes
     break even; up to 10k nodes, and a 49-node resnet18 with 45 MB of weights, the fork costs
-    0.03-0.05 s more than it overlaps, so small models stay in-process. The child may meet a model that validation
-    then refuses; it is then stopped, and its crash or runaway allocation (inference runs under
-    a memory ceiling) can never take this process down.
+    0.03-0.05 s more than it overlaps, so small models stay in-process. A crash or runaway
+    allocation of the child (inference runs under a memory ceiling) can never take this process
+    down.
     """
-    graph = model.graph
+    graph = loaded.model.graph
     if len(graph.node) + len(graph.initializer) < PREFETCH_MIN_ENTRIES:
         return None
-    return ForkedCall.start(partial(_infer_serialized, model, data))
-
-
-def attach_prefetched(loaded: LoadedModel, call: Prefetch) -> None:
-    """``call`` infers ``loaded`` (parsed from the bytes it was started with)."""
+    call = ForkedCall.start(partial(_infer_serialized, loaded.model, loaded.data))
+    if call is None:
+        return None
     key = id(loaded)
 
     def stop(_: weakref.ref) -> None:
@@ -279,6 +274,7 @@ def attach_prefetched(loaded: LoadedModel, call: Prefetch) -> None:
         call.abandon()
 
     _PREFETCHED[key] = (weakref.ref(loaded, stop), call)
+    return call
 
 
 def collect_prefetched_inference(loaded: LoadedModel) -> onnx.ModelProto | str | None:

@@ -14,8 +14,8 @@ from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic
 from onnx_lint.errors import ModelLoadError
 from onnx_lint.file_result import UNREADABLE, FileResult, unreadable_diagnostic
-from onnx_lint.inference import attach_prefetched, prefetch_inference
-from onnx_lint.model_io import LoadedModel, parse_model, read_model_bytes, validate_loaded
+from onnx_lint.inference import prefetch_inference
+from onnx_lint.model_io import LoadedModel, read_unvalidated, validate_loaded
 from onnx_lint.rule_api import Rule
 
 Enabled = Callable[[str], bool]
@@ -65,10 +65,8 @@ def lint_file(path: Path, display: str, rules: Sequence[Rule], enabled: Enabled,
     """
     prefetch = None
     try:
-        data = read_model_bytes(path)
-        model = parse_model(data, str(path))
-        prefetch = prefetch_inference(model, data)
-        loaded = LoadedModel(path, data, model)
+        loaded = read_unvalidated(path)
+        prefetch = prefetch_inference(loaded)
         validate_loaded(loaded)
     except ModelLoadError as exc:
         if prefetch is not None:
@@ -76,6 +74,5 @@ def lint_file(path: Path, display: str, rules: Sequence[Rule], enabled: Enabled,
         result = FileResult(path, display, [unreadable_diagnostic(display, exc.problem)], unreadable=True)
         return result, None
     if prefetch is not None:
-        attach_prefetched(loaded, prefetch)
         checker_verdict(loaded)  # OL102-OL104 ask for it later; computed now, while the child infers
     return lint_loaded(loaded, display, rules, enabled, runtime_probe=runtime_probe)

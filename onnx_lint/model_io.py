@@ -71,18 +71,14 @@ def read_model(path: str | os.PathLike[str]) -> LoadedModel:
 
 def read_unvalidated(path: str | os.PathLike[str]) -> LoadedModel:
     """Read and parse a model file, nothing checked yet (``validate_loaded``)."""
-    data = read_model_bytes(path)
-    return LoadedModel(Path(path), data, parse_model(data, str(path)))
-
-
-def read_model_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of a model file that exists, is a regular file and is not too large to lint."""
     path = Path(path)
+    shown = str(path)
     stat_model_file(path)
     try:
-        return path.read_bytes()
+        data = path.read_bytes()
     except OSError as exc:
-        raise ModelLoadError(str(path), f"cannot read file: {exc.strerror or exc}") from None
+        raise ModelLoadError(shown, f"cannot read file: {exc.strerror or exc}") from None
+    return LoadedModel(path, data, parse_model(data, shown))
 
 
 def validate_loaded(loaded: LoadedModel) -> None:

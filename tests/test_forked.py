@@ -148,9 +148,8 @@ def test_a_model_the_loader_refuses_stops_its_child(tmp_path, spawned):
 def test_a_child_that_dies_leaves_inference_to_this_process(tmp_path):
     path = _chain(tmp_path / "chain.onnx")
     loaded = read_unvalidated(path)
-    call = inference.prefetch_inference(loaded.model, loaded.data)
+    call = inference.prefetch_inference(loaded)
     assert call is not None
-    inference.attach_prefetched(loaded, call)
     os.kill(call._pid, 9)
     oracle = inference.ShapeOracle(loaded)
     assert oracle.derived("graph", f"t{EXTERNAL}")[0] is not None
