@@ -45,7 +45,9 @@ _VALUE_ATTRS = {"value_float": onnx.TensorProto.FLOAT, "value_floats": onnx.Tens
                 "value_int": onnx.TensorProto.INT64, "value_ints": onnx.TensorProto.INT64}
 
 
-def _constant_tensor(node: onnx.NodeProto) -> onnx.TensorProto | None:
+def constant_node_tensor(node: onnx.NodeProto) -> onnx.TensorProto | None:
+    """The tensor a standard ``Constant`` node produces, as inference reads it; ``None`` for forms no
+    rule or inference reads as numbers (sparse, strings)."""
     for attr in node.attribute:
         if attr.name == "value" and attr.type == onnx.AttributeProto.TENSOR:
             return attr.t
@@ -84,7 +86,7 @@ def _constant_nodes(scope: GraphScope) -> Iterator[ConstantTensor]:
     for index in scope.special():
         node = scope.graph.node[index]
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
-            tensor = _constant_tensor(node)
+            tensor = constant_node_tensor(node)
             if tensor is not None:
                 yield ConstantTensor(node.output[0], tensor, "Constant", index)
 

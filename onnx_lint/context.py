@@ -15,12 +15,13 @@ from typing import Literal
 
 import onnx
 
+from onnx_lint.constants import constant_node_tensor
 from onnx_lint.diagnostics import Location
 from onnx_lint.edits import SetType
 from onnx_lint.graphs import ROOT, GraphScope, resolve_graph, topological_order
 from onnx_lint.inference import ENGINE_NAMES_PINNED, INLINE_ELEMENTS, PIN_SIZES, ShapeOracle
 from onnx_lint.model_io import LoadedModel, check_cycles
-from onnx_lint.node_inference import NO_TYPE, ModelFacts, NodeFailure, constant_value, explain_untyped
+from onnx_lint.node_inference import NO_TYPE, ModelFacts, NodeFailure, explain_untyped, has_elem_type
 from onnx_lint.runtime_probe import ENGINE_RUN
 from onnx_lint.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info
 
@@ -450,7 +451,7 @@ class LintContext:
                      else self.oracle.values(current.path))
             value = table.get(name)
             if value is not None:
-                return _has_elem_type(value)
+                return has_elem_type(value.type)
             if name in self._initializers(current):
                 return True
             current = current.parent
@@ -459,7 +460,7 @@ class LintContext:
     def _untyped_in(self, scope: GraphScope) -> list[UntypedGroup]:
         graph = scope.graph
         values = self.oracle.values(scope.path)
-        outputs_typed = all(v.name in values and _has_elem_type(values[v.name]) for v in graph.output)
+        outputs_typed = all(v.name in values and has_elem_type(values[v.name].type) for v in graph.output)
         if scope.path not in self.uninferred_outputs and outputs_typed:
             return []
         produced = scope.producers()
@@ -472,7 +473,7 @@ class LintContext:
                 continue
             seen.add(name)
             value = values.get(name)
-            if value is None or not _has_elem_type(value):
+            if value is None or not has_elem_type(value.type):
                 needed.append(name)
         if not needed:
             return []
@@ -483,7 +484,7 @@ class LintContext:
         roots_of: dict[str, set[int]] = {}
         untyped_all = {
             out for node in graph.node for out in node.output
-            if out and (values.get(out) is None or not _has_elem_type(values[out]))
+            if out and (values.get(out) is None or not has_elem_type(values[out].type))
         }
         for index in topological_order(graph):
             node = graph.node[index]
@@ -540,7 +541,7 @@ class LintContext:
         while current is not None:
             value = self.oracle.values(current.path).get(name)
             if value is not None:
-                return value.type if _has_elem_type(value) else None
+                return value.type if has_elem_type(value.type) else None
             tensor = self._initializer_table(current).get(name)
             if isinstance(tensor, onnx.SparseTensorProto):
                 return onnx.helper.make_sparse_tensor_type_proto(tensor.values.data_type, list(tensor.dims))
@@ -561,7 +562,7 @@ class LintContext:
             producer = scope.producers().get(name)
             node = scope.graph.node[producer] if producer is not None else None
             is_constant = node is not None and node.op_type == "Constant" and node.domain in ("", "ai.onnx")
-            tensor = constant_value(node) if node is not None and is_constant else None
+            tensor = constant_node_tensor(node) if node is not None and is_constant else None
         if tensor is None or tensor.data_location == onnx.TensorProto.EXTERNAL:
             return None  # external bytes are not loaded
         return tensor
@@ -573,13 +574,6 @@ def _run_clause(follows: str | None, a: int, b: int) -> str:
         return f"ONNX Runtime returns {a} and {b} in two runs" if a != b else f"ONNX Runtime returns {a}"
     shown = follows if follows.startswith("input '") else f"input dim '{follows}'"
     return f"it follows {shown}: ONNX Runtime returns {a} and {b} in two runs with it at {a} and {b}"
-
-
-def _has_elem_type(value: onnx.ValueInfoProto) -> bool:
-    which = value.type.WhichOneof("value")
-    if which == "tensor_type":
-        return value.type.tensor_type.elem_type != 0
-    return which is not None
 
 
 

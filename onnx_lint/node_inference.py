@@ -19,11 +19,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 
-import numpy as np
 import onnx
 import onnx.defs
 import onnx.shape_inference
-from onnx import numpy_helper
 
 from onnx_lint.errors import first_line, inner_message, untagged
 from onnx_lint.graphs import outer_reads, subgraph_attributes
@@ -100,7 +98,7 @@ def explain_untyped(node: onnx.NodeProto, facts: ModelFacts, type_of: TypeOf, da
             ir_version=facts.ir_version)
     except Exception as exc:  # onnx raises InferenceError, and plain errors for malformed nodes
         return NodeFailure(_clean(exc))
-    still = [o for o in left if not _has_elem_type(outputs.get(o))]
+    still = [o for o in left if not has_elem_type(outputs.get(o))]
     if still:
         return NodeFailure(None, f"ONNX's inference for {where} gives '{still[0]}' no type")
     fixed = _fixed(schema, node, left)
@@ -157,7 +155,7 @@ def _explain_function(node: onnx.NodeProto, facts: ModelFacts, type_of: TypeOf, 
         inferred = run_onnx_inference(model, strict=True)  # under the engines' memory ceiling
     except Exception as exc:
         return NodeFailure(inner_message(first_line(exc)) or type(exc).__name__)
-    typed = {v.name for v in list(inferred.graph.value_info) + list(inferred.graph.output) if _has_elem_type(v.type)}
+    typed = {v.name for v in list(inferred.graph.value_info) + list(inferred.graph.output) if has_elem_type(v.type)}
     if all(name in typed for name in node.output if name):
         return NodeFailure(None)
     return NodeFailure(None, f"ONNX's inference of function '{node.op_type}' gives its outputs no type")
@@ -214,27 +212,11 @@ def _clean(exc: BaseException) -> str:
     return untagged(first_line(exc)) or type(exc).__name__
 
 
-def _has_elem_type(value: onnx.TypeProto | None) -> bool:
+def has_elem_type(value: onnx.TypeProto | None) -> bool:
+    """Whether a type says its element type (a tensor of UNDEFINED says nothing)."""
     if value is None:
         return False
     which = value.WhichOneof("value")
     if which == "tensor_type":
         return value.tensor_type.elem_type != 0
     return which is not None
-
-
-def constant_value(node: onnx.NodeProto) -> onnx.TensorProto | None:
-    """The tensor a standard ``Constant`` node produces, as whole-model inference reads it; None for
-    forms inference does not propagate (sparse, strings)."""
-    for attr in node.attribute:
-        if attr.name == "value" and attr.type == onnx.AttributeProto.TENSOR:
-            return attr.t
-        if attr.name == "value_int":
-            return numpy_helper.from_array(np.array(attr.i, dtype=np.int64))
-        if attr.name == "value_ints":
-            return numpy_helper.from_array(np.array(list(attr.ints), dtype=np.int64))
-        if attr.name == "value_float":
-            return numpy_helper.from_array(np.array(attr.f, dtype=np.float32))
-        if attr.name == "value_floats":
-            return numpy_helper.from_array(np.array(list(attr.floats), dtype=np.float32))
-    return None
