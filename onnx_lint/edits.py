@@ -173,7 +173,10 @@ def apply_edits(edits: Sequence[Edit], model: onnx.ModelProto) -> None:
                 _set_tensor_type(declarations.find(edit.graph, edit.kind, edit.tensor), edit.elem_type, edit.dims)
             else:
                 edit.apply(model)
-                declarations.forget(getattr(edit, "graph", None))  # entries added, removed or reordered
+                if isinstance(edit, AddValueInfo | RemoveValueInfo):  # entries added or dropped
+                    declarations.forget(edit.graph, "value_info")
+                elif isinstance(edit, SortNodes):  # new node copies: their subgraphs' declarations are new too
+                    declarations.forget_all()
         except KeyError as exc:
             raise MissingTarget(edit, str(exc.args[0]) if exc.args else "not found") from None
 
@@ -203,9 +206,12 @@ class _Declarations:
             raise KeyError(f"{kind} '{tensor}' not found")
         return table[tensor]
 
-    def forget(self, graph: str | None) -> None:
-        """Drop the index of a graph whose entries an edit changed (every graph for ``None``)."""
-        self._index = {key: table for key, table in self._index.items() if graph is not None and key[0] != graph}
+    def forget(self, graph: str, kind: str) -> None:
+        """Drop the index of one kind of declaration in one graph, whose entries an edit added or removed."""
+        self._index.pop((graph, kind), None)
+
+    def forget_all(self) -> None:
+        self._index.clear()
 
     def dims(self, graph: str, kind: str, tensor: str) -> tuple[Dim, ...] | None:
         """The declared dims (``None``: no shape); ``KeyError`` if there is no such declaration."""
