@@ -134,8 +134,8 @@ def _rule_docs():
     from onnx_lint.formats import RuleDoc
     from onnx_lint.rules import CATALOG
 
-    return {code: RuleDoc(code, name, summary, Severity(severity), fixable, url, availability)
-            for code, name, summary, severity, fixable, url, availability in CATALOG}
+    return {code: RuleDoc(code, name, summary, Severity(severity), fixable, url)
+            for code, name, summary, severity, fixable, url, _availability in CATALOG}
 
 
 def _cmd_rule(args: argparse.Namespace) -> int:

@@ -25,7 +25,6 @@ class RuleDoc:
     severity: Severity
     fixable: bool
     url: str
-    fix_availability: str = "never"  # FixAvailability's value: "never", "sometimes" or "always"
 
 
 Renderer = Callable[..., str]
