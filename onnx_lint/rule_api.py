@@ -13,7 +13,8 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from onnx_lint.diagnostics import Applicability, Diagnostic, Fix, FixAvailability, Location, Severity
-from onnx_lint.edits import Edit
+from onnx_lint.edits import Edit, SetType
+from onnx_lint.shapes import format_dims
 
 if TYPE_CHECKING:
     from onnx_lint.context import LintContext
@@ -78,3 +79,11 @@ class Rule:
             engine=engine,
             fix=fix,
         )
+
+
+def computed_dims_title(edits: Sequence[Edit], what: str = "shape") -> str:
+    """The title of a fix that is one ``SetType`` writing the computed dims on a declaration."""
+    [edit] = edits
+    if not isinstance(edit, SetType) or edit.dims is None:
+        raise TypeError(f"not a dims edit: {edit!r}")
+    return f"Declare the computed {what} {format_dims(edit.dims)} on {edit.kind} '{edit.tensor}'"

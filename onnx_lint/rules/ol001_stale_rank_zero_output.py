@@ -34,8 +34,8 @@ from collections.abc import Iterable, Sequence
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic, FixAvailability, Severity
 from onnx_lint.edits import Edit
-from onnx_lint.rule_api import Rule
-from onnx_lint.shapes import format_dims, format_info
+from onnx_lint.rule_api import Rule, computed_dims_title
+from onnx_lint.shapes import format_info
 
 
 class StaleRankZeroOutput(Rule):
@@ -46,8 +46,7 @@ class StaleRankZeroOutput(Rule):
     summary = "Graph output declared as a scalar (rank 0) but the graph computes rank >= 1"
 
     def fix_title(self, edits: Sequence[Edit]) -> str:
-        [edit] = edits
-        return f"Declare the computed shape {format_dims(edit.dims)} on output '{edit.tensor}'"  # type: ignore[union-attr]
+        return computed_dims_title(edits)
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for decl in ctx.declarations:

@@ -58,7 +58,7 @@ from collections.abc import Iterable, Sequence
 from onnx_lint.context import DimConflict, LintContext
 from onnx_lint.diagnostics import Diagnostic, FixAvailability, Severity
 from onnx_lint.edits import Edit
-from onnx_lint.rule_api import Rule
+from onnx_lint.rule_api import Rule, computed_dims_title
 from onnx_lint.shapes import format_dims
 
 
@@ -79,8 +79,7 @@ class DimParamMismatch(Rule):
     summary = "A declared output dim conflicts with the dim the graph computes"
 
     def fix_title(self, edits: Sequence[Edit]) -> str:
-        [edit] = edits
-        return f"Declare the computed dims {format_dims(edit.dims)} on output '{edit.tensor}'"  # type: ignore[union-attr]
+        return computed_dims_title(edits, "dims")
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for decl in ctx.declarations:

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic, FixAvailability, Severity
 from onnx_lint.edits import Edit
-from onnx_lint.rule_api import Rule
+from onnx_lint.rule_api import Rule, computed_dims_title
 from onnx_lint.shapes import format_dims, format_info
 
 
@@ -42,8 +42,7 @@ class StaleOutputRank(Rule):
     summary = "Graph output declares a rank >= 1 that differs from the computed rank"
 
     def fix_title(self, edits: Sequence[Edit]) -> str:
-        [edit] = edits
-        return f"Declare the computed shape {format_dims(edit.dims)} on output '{edit.tensor}'"  # type: ignore[union-attr]
+        return computed_dims_title(edits)
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for decl in ctx.declarations:

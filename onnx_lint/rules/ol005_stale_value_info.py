@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic, FixAvailability, Severity
 from onnx_lint.edits import Edit, RemoveValueInfo
-from onnx_lint.rule_api import Rule
+from onnx_lint.rule_api import Rule, computed_dims_title
 from onnx_lint.rules.ol002_dim_param_mismatch import describe_conflict
 from onnx_lint.shapes import format_dims, format_info
 
@@ -46,7 +46,7 @@ class StaleValueInfo(Rule):
         [edit] = edits
         if isinstance(edit, RemoveValueInfo):
             return f"Remove the stale value_info '{edit.tensor}' (nothing can be derived for it)"
-        return f"Declare the computed shape {format_dims(edit.dims)} on value_info '{edit.tensor}'"  # type: ignore[union-attr]
+        return computed_dims_title(edits)
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for decl in ctx.declarations:
