@@ -83,9 +83,9 @@ class RuntimeMissingKernel(Rule):
                 continue  # a large graph whose every operator has a kernel: no loop over its nodes
             types = _TypeLookup(ctx, scope)
             for i in range(len(scope.graph.node)):
-                op_type, domain = texts[3 * i], texts[3 * i + 1]
-                domain = "" if domain == "ai.onnx" else domain
-                if domain not in known_domains or domain not in opsets or (domain, op_type) in _NO_KERNEL_NEEDED:
+                op_type = texts[3 * i]
+                domain = _checked_domain(op_type, texts[3 * i + 1], opsets, known_domains)
+                if domain is None:
                     continue
                 node = scope.graph.node[i] if check_types else None
                 if node is not None:
@@ -136,13 +136,22 @@ class _TypeLookup:
         return 0
 
 
+def _checked_domain(op_type: str, domain: str, opsets: dict[str, int], known_domains: set[str]) -> str | None:
+    """The operator's domain as the registry names it, or ``None`` where no kernel is looked up (a domain
+    ONNX Runtime does not know or the model does not import, or an operator that needs no kernel)."""
+    domain = "" if domain == "ai.onnx" else domain
+    if domain not in known_domains or domain not in opsets or (domain, op_type) in _NO_KERNEL_NEEDED:
+        return None
+    return domain
+
+
 def _any_missing(facts: RuntimeFacts, ops: set[tuple[str, str]], opsets: dict[str, int], known_domains: set[str],
                  answers: dict[tuple, str | None]) -> bool:
     """Whether some (op_type, domain) of ``ops`` has no kernel at its opset (types not considered);
     answers are kept by (domain, op_type), as the per-node loop keeps them when it skips types."""
-    for op_type, domain in ops:
-        domain = "" if domain == "ai.onnx" else domain
-        if domain not in known_domains or domain not in opsets or (domain, op_type) in _NO_KERNEL_NEEDED:
+    for op_type, written in ops:
+        domain = _checked_domain(op_type, written, opsets, known_domains)
+        if domain is None:
             continue
         key = (domain, op_type)
         if key not in answers:
