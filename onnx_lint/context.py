@@ -118,7 +118,6 @@ class LintContext:
         self.runtime_probe = runtime_probe
         self._init_names: dict[str, set[str]] = {}
         self._init_tables: dict[str, dict[str, onnx.TensorProto | onnx.SparseTensorProto]] = {}
-        self._otherwise: dict[tuple[str, int], str] = {}
 
     @cached_property
     def scopes(self) -> list[GraphScope]:
@@ -430,13 +429,16 @@ class LintContext:
     def untyped_groups(self) -> list[UntypedGroup]:
         """Consumed or output tensors without element type, grouped by root-cause node."""
         groups: list[UntypedGroup] = []
+        unexplained: dict[tuple[str, int], tuple[UntypedGroup, str]] = {}
         for scope in self.scopes:
-            groups.extend(self._untyped_in(scope))
-        unexplained = {(g.graph, g.node_index): g for g in groups if g.node_index is not None and not g.message}
+            for group, otherwise in self._untyped_in(scope):
+                groups.append(group)
+                if group.node_index is not None and not group.message:
+                    unexplained[(group.graph, group.node_index)] = (group, otherwise)
         if unexplained:  # the node failed on values data propagation computed upstream: ask strict inference
             strict = self.oracle.strict_messages(list(unexplained))
-            for key, group in unexplained.items():
-                group.message = strict.get(key, self._otherwise.pop(key, NO_TYPE))
+            for key, (group, otherwise) in unexplained.items():
+                group.message = strict.get(key, otherwise)
         return groups
 
     def _initializers(self, scope: GraphScope) -> set[str]:
@@ -457,7 +459,9 @@ class LintContext:
             current = current.parent
         return False
 
-    def _untyped_in(self, scope: GraphScope) -> list[UntypedGroup]:
+    def _untyped_in(self, scope: GraphScope) -> list[tuple[UntypedGroup, str]]:
+        """The untyped tensors of one graph by root-cause node, each with what to say should strict inference
+        have nothing for a node that inferred alone without error."""
         graph = scope.graph
         values = self.oracle.values(scope.path)
         outputs_typed = all(v.name in values and has_elem_type(values[v.name].type) for v in graph.output)
@@ -503,22 +507,19 @@ class LintContext:
                 grouped[root].append(name)
         result = []
         for at, tensors in grouped.items():
-            node = graph.node[at] if at is not None else None
-            message = (self._explain(scope, at) or "") if at is not None else "no node produces it"
-            result.append(UntypedGroup(scope.path, at, node, list(dict.fromkeys(tensors)), message))
+            node, message, otherwise = None, "no node produces it", NO_TYPE
+            if at is not None:  # the engine's own words for the root-cause node, from inferring it alone
+                node, failure = graph.node[at], self.node_failure(scope, at)
+                message = failure.message or ""
+                if failure.message is None:
+                    otherwise = failure.otherwise
+            result.append((UntypedGroup(scope.path, at, node, list(dict.fromkeys(tensors)), message), otherwise))
         return result
 
     # -- root causes ------------------------------------------------------------------
     @cached_property
     def _model_facts(self) -> ModelFacts:
         return ModelFacts.of(self.model)
-
-    def _explain(self, scope: GraphScope, index: int) -> str | None:
-        """The engine's own words for a root-cause node, from inferring it alone (None: it could not say)."""
-        failure = self.node_failure(scope, index)
-        if failure.message is None:
-            self._otherwise[(scope.path, index)] = failure.otherwise
-        return failure.message
 
     def node_failure(self, scope: GraphScope, index: int) -> NodeFailure:
         """What ONNX's inference says about node ``index`` of ``scope`` inferred on its own, with what the
