@@ -8,10 +8,12 @@ line. ``data`` carries what a quick fix needs, so a client can hand it back.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 from lsprotocol import types as lsp
+from pygls.uris import from_fs_path
 
 from onnx_lint.diagnostics import Diagnostic, Severity
 from onnx_lint.rules import rule_url
@@ -26,6 +28,11 @@ _SEVERITY = {
     Severity.WARNING: lsp.DiagnosticSeverity.Warning,
     Severity.INFO: lsp.DiagnosticSeverity.Information,
 }
+
+
+def model_file_uri(path: Path) -> str:
+    """The ``file:`` URI of a model file, as the editor spells it."""
+    return from_fs_path(str(path)) or path.as_uri()
 
 
 def view_uri(model_path: str) -> str:

@@ -30,7 +30,7 @@ from onnx_lint.file_result import is_unreadable, unreadable_diagnostic
 from onnx_lint.model_file import stat_model_file
 from onnx_lint.rules import CODES
 from onnx_lint.server.capabilities import ResolvedClientCapabilities
-from onnx_lint.server.convert import to_lsp, view_uri
+from onnx_lint.server.convert import model_file_uri, to_lsp, view_uri
 from onnx_lint.server.results import Outcome, OutcomeCache, file_digest, stat_key
 from onnx_lint.server.settings import ServerSettings
 from onnx_lint.server.settings_index import RuleSelection, SettingsIndex
@@ -71,7 +71,6 @@ class Session:
         self.lints: dict[Path, asyncio.Task[Outcome]] = {}
         self.tasks = BackgroundTasks()
         self.quantize_workers: set[Worker] = set()
-        self.stopping = asyncio.Event()
 
     # -- messages to the user --------------------------------------------------------------
     def log(self, message: str, kind: lsp.MessageType = lsp.MessageType.Log) -> None:
@@ -218,7 +217,7 @@ class Session:
                     await self.client.workspace_diagnostic_refresh_async(None)
             return
         outcome = await self.outcome(path)
-        file_uri = from_fs_path(str(path)) or path.as_uri()
+        file_uri = model_file_uri(path)
         if tracked.open_file:
             self.push(file_uri, self.diagnostics_for(outcome, file_uri, path, None))
         if tracked.open_view:
@@ -253,9 +252,11 @@ class Session:
         for path in list(self.tracked):
             self.refresh_soon(path)
 
-    def configuration_changed(self, changed: Path | None = None) -> None:
-        """A configuration file (or the editor's settings, for None) changed: resolve again, lint again."""
-        self.index.invalidate(changed)
+    def configuration_changed(self, *changed: Path) -> None:
+        """Configuration files (the editor's settings, when none is named) changed: resolve again, lint
+        the open models again (once)."""
+        for config in changed or (None,):
+            self.index.invalidate(config)
         self.relint_all()
 
     def model_changed(self, path: Path) -> None:
@@ -265,19 +266,9 @@ class Session:
             self.refresh_soon(path)
 
     # -- the end ----------------------------------------------------------------------------
-    async def stopped_within(self, seconds: float) -> bool:
-        """Wait up to ``seconds`` for the session to stop; True if it did (a timer that shutdown cuts short)."""
-        try:
-            await asyncio.wait_for(self.stopping.wait(), seconds)
-        except asyncio.TimeoutError:
-            return False
-        return True
-
     def shutdown(self) -> None:
         """Stop every lint, background task and worker (``shutdown``, or the end of the stream)."""
-        with contextlib.suppress(RuntimeError):  # the second call, after the loop has closed, has nothing to wake
-            self.stopping.set()
-        self.tasks.cancel_all()  # lints among them
+        self.tasks.cancel_all()  # lints and the file poll among them
         self.pool.stop()
         for worker in list(self.quantize_workers):
             worker.stop()

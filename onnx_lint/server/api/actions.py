@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.uris import from_fs_path
 
 from onnx_lint.diagnostics import Diagnostic
 from onnx_lint.errors import ConfigError
@@ -27,7 +26,7 @@ from onnx_lint.server.api.common import (
     request_cancelled,
     request_failed,
 )
-from onnx_lint.server.convert import quick_fix_title, to_lsp
+from onnx_lint.server.convert import model_file_uri, quick_fix_title, to_lsp
 from onnx_lint.server.session import Session
 from onnx_lint.server.workers import CANCEL_GRACE_S, JobFailed, Worker, WorkerCrashed
 from onnx_lint.server.workers import jobs_by_name as jobs
@@ -46,7 +45,7 @@ async def code_actions(session: Session, params: lsp.CodeActionParams) -> list[l
     if path is None:
         return []
     outcome, view = await session.view(path) if is_view else (await session.outcome(path), None)
-    model_uri = from_fs_path(str(path)) or path.as_uri()
+    model_uri = model_file_uri(path)
     asked = {tuple(d.data["key"]) for d in params.context.diagnostics
              if isinstance(d.data, dict) and d.source == "onnx-lint" and "key" in d.data}
     only = list(params.context.only or [])

@@ -11,7 +11,6 @@ from typing import Any
 
 from lsprotocol import types as lsp
 from lsprotocol.converters import get_converter
-from pygls.uris import from_fs_path
 
 from onnx_lint.file_result import is_unreadable
 from onnx_lint.rules import rule_explanation
@@ -23,7 +22,7 @@ from onnx_lint.server.api.common import (
     range_overlaps,
     request_failed,
 )
-from onnx_lint.server.convert import to_lsp, view_uri
+from onnx_lint.server.convert import model_file_uri, to_lsp, view_uri
 from onnx_lint.server.workers import JobFailed, WorkerCrashed
 from onnx_lint.server.workers import jobs_by_name as jobs
 
@@ -74,7 +73,7 @@ def register(server: OnnxLintServer) -> None:
         session = ls.session
         path = path_argument(arguments)
         outcome = await session.outcome(path)
-        uri = from_fs_path(str(path)) or path.as_uri()
+        uri = model_file_uri(path)
         return {"uri": uri, "summary": outcome.summary,
                 "diagnostics": _as_json(session.diagnostics_for(outcome, uri, path, None))}
 

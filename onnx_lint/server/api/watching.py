@@ -8,6 +8,7 @@ cuts short, not a sleep).
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 from lsprotocol import types as lsp
@@ -37,15 +38,15 @@ async def watch(session: Session) -> None:
 
 
 async def _poll(session: Session) -> None:
-    while not await session.stopped_within(POLL_INTERVAL_S):
+    """Look at the tracked models and configuration files every few seconds (shutdown cancels it)."""
+    while True:
+        await asyncio.sleep(POLL_INTERVAL_S)
         if not session.settings.lint_on_change:
             continue
         changed_configs = session.index.changed_on_disk()
         if changed_configs:
-            for config in changed_configs:
-                session.index.invalidate(config)
             session.log("configuration changed; linting the open models again")
-            session.relint_all()
+            session.configuration_changed(*changed_configs)
             continue
         for path, tracked in list(session.tracked.items()):
             if tracked.stat is not None and stat_key(path) != tracked.stat:
@@ -66,9 +67,7 @@ def changed_on_disk(session: Session, changes: list[lsp.FileEvent]) -> None:
             session.model_changed(path)
     if configs:
         session.log("configuration changed; linting the open models again")
-        for config in configs:
-            session.index.invalidate(config)
-        session.relint_all()
+        session.configuration_changed(*configs)
 
 
 def register(server: OnnxLintServer) -> None:
