@@ -152,7 +152,7 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
 def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True) -> list[str]:
     """Prove the fixed bytes on disk beside the original, then rename; returns notes."""
     notes: list[str] = []
-    staged = StagedWrite(loaded.path, plan.data)
+    staged = StagedWrite(loaded.path, plan.data, expected=loaded.identity)
     external = (loaded.scope_paths,) if loaded.has_external_data else ()  # see _checker_error
     with staged as temp:
         fixed_error = _checker_error(temp, *external)

@@ -7,6 +7,7 @@ model's folder is ever opened (SPEC 2.1, 9).
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import stat
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import BinaryIO
 
 import onnx
 from google.protobuf.message import DecodeError
@@ -22,6 +24,32 @@ from google.protobuf.message import DecodeError
 from onnx_lint.errors import FixError, ModelLoadError
 from onnx_lint.graphs import GraphScope, cyclic_nodes, iter_scopes, rebind_scopes
 from onnx_lint.model_file import stat_model_file
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """What says a file is still the one that was read: device, inode, size and mtime (ns).
+
+    A fix is computed from the bytes read; renaming it over a file that another program
+    replaced or edited since would silently undo that program's write.
+    """
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, info: os.stat_result) -> FileIdentity:
+        return cls(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+    @classmethod
+    def now(cls, path: Path) -> FileIdentity | None:
+        """The identity of ``path`` as it is on disk now; ``None`` when it is gone."""
+        try:
+            return cls.of(os.stat(path))
+        except OSError:
+            return None
 
 
 @dataclass
@@ -32,6 +60,7 @@ class LoadedModel:
     data: bytes
     model: onnx.ModelProto
     external_locations: list[str] = field(default_factory=list)
+    identity: FileIdentity | None = None  # the file as it was when ``data`` was read
 
     @cached_property
     def scopes(self) -> list[GraphScope]:
@@ -52,7 +81,7 @@ class LoadedModel:
         Its scopes reuse this model's node scans, which an annotation fix leaves valid; a fix
         that reordered nodes (OL103) moved every node index, so its scopes are found afresh.
         """
-        fixed = LoadedModel(self.path, data, model, self.external_locations)
+        fixed = LoadedModel(self.path, data, model, self.external_locations, self.identity)
         if not nodes_reordered:
             fixed.__dict__["scopes"] = rebind_scopes(self.scopes, model)  # fills the cached_property
         return fixed
@@ -70,15 +99,80 @@ def read_model(path: str | os.PathLike[str]) -> LoadedModel:
 
 
 def read_unvalidated(path: str | os.PathLike[str]) -> LoadedModel:
-    """Read and parse a model file, nothing checked yet (``validate_loaded``)."""
+    """Read and parse a model file, nothing checked yet (``validate_loaded``).
+
+    The file is opened once: its identity comes from that open file (what ``--fix`` re-checks
+    before its rename), and its top-level protobuf fields are walked before a byte more is read,
+    so a file that cannot be a model is refused without being read whole.
+    """
     path = Path(path)
     shown = str(path)
     stat_model_file(path)
     try:
-        data = path.read_bytes()
+        # O_NONBLOCK: a FIFO swapped in after the stat must not block the open
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
         raise ModelLoadError(shown, f"cannot read file: {exc.strerror or exc}") from None
-    return LoadedModel(path, data, parse_model(data, shown))
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise ModelLoadError(shown, "is not a regular file (a FIFO, socket or device); refusing to read it")
+            problem = wire_problem(handle, info.st_size)
+            if problem is not None:
+                raise ModelLoadError(shown, f"not a valid ONNX protobuf: {problem}; refused before reading it")
+            handle.seek(0)
+            data = handle.read()
+        except OSError as exc:
+            raise ModelLoadError(shown, f"cannot read file: {exc.strerror or exc}") from None
+    return LoadedModel(path, data, parse_model(data, shown), identity=FileIdentity.of(info))
+
+
+# ModelProto's top level holds a handful of fields (the graph is one of them); walking more than
+# this many without reaching the end means something else, and the parser will say what.
+_MAX_TOP_LEVEL_FIELDS = 100_000
+
+
+def wire_problem(handle: BinaryIO, size: int) -> str | None:
+    """Why the file's top-level protobuf fields cannot be a message, found by seeking over them.
+
+    Only the keys and lengths of the top-level fields are read (a few bytes each), so a 2 GiB
+    file of zeros or random bytes is refused at once. Only what protobuf itself would refuse is
+    reported (field number 0, a reserved wire type, a field running past the end of the file);
+    anything else is left to the parser.
+    """
+    pos = fields = 0
+    while pos < size and fields < _MAX_TOP_LEVEL_FIELDS:
+        fields += 1
+        handle.seek(pos)
+        head = handle.read(21)  # a key and a length: two varints of at most 10 bytes
+        key, used = _varint(memoryview(head), 0, len(head))
+        if key is None or used is None:
+            return f"byte {pos} does not start a protobuf field (truncated or corrupt file, or not an ONNX model)"
+        number, wire = key >> 3, key & 7
+        if number == 0:
+            zero = "a zero byte" if head[:1] == b"\0" else "field number 0"
+            return f"byte {pos} starts with {zero}, which no protobuf field can (not an ONNX model)"
+        if wire == 0:
+            _value, after = _varint(memoryview(head), used, len(head))
+            if after is None:
+                return f"field {number} at byte {pos} is cut off (truncated or corrupt file)"
+            pos += after
+        elif wire in (1, 5):
+            pos += used + (8 if wire == 1 else 4)
+        elif wire == 2:
+            length, after = _varint(memoryview(head), used, len(head))
+            if length is None or after is None:
+                return f"field {number} at byte {pos} is cut off (truncated or corrupt file)"
+            pos += after + length
+        elif wire in (3, 4):  # groups: obsolete, never written by ONNX; the parser decides
+            return None
+        else:
+            return f"byte {pos} holds wire type {wire}, which protobuf does not have (not an ONNX model)"
+        if pos > size:
+            return (f"field {number} runs to byte {pos} but the file ends at byte {size} "
+                    "(truncated or corrupt file, or not an ONNX model)")
+    return None
 
 
 def validate_loaded(loaded: LoadedModel) -> None:
@@ -463,11 +557,17 @@ class StagedWrite:
 
     The temporary file lives in the same folder (so the rename is atomic and
     external data resolves the same way) and is removed on any failure.
+    ``expected``: the identity ``target`` had when it was read; the commit refuses if it
+    changed since (another program's write is never lost). ``new_file``: ``target`` must not
+    exist; the commit links the temporary file into place, which fails if something is there.
     """
 
-    def __init__(self, target: Path, data: bytes) -> None:
+    def __init__(self, target: Path, data: bytes, *, expected: FileIdentity | None = None,
+                 new_file: bool = False) -> None:
         self.target = target
         self.data = data
+        self.expected = expected
+        self.new_file = new_file
         self.temp: Path | None = None
 
     def __enter__(self) -> Path:
@@ -497,11 +597,40 @@ class StagedWrite:
 
     def commit(self) -> None:
         assert self.temp is not None
+        if self.new_file:
+            self._link_new()
+            return
+        if self.expected is not None and FileIdentity.now(self.target) != self.expected:
+            raise FixError(f"{self.target}: the file changed on disk after it was read (another program replaced "
+                           "or edited it); nothing was written - check it again")
         try:
             os.replace(self.temp, self.target)
         except OSError as exc:
             raise FixError(f"{self.target}: could not replace the file: {exc.strerror or exc}") from None
         self.temp = None
+
+    def _link_new(self) -> None:
+        """Put the temporary file in place only where nothing is: ``link`` refuses an existing name."""
+        assert self.temp is not None
+        try:
+            os.link(self.temp, self.target)
+        except FileExistsError:
+            raise FixError(f"{self.target}: the file already exists; nothing was written "
+                           "(--force replaces it)") from None
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise FixError(f"{self.target}: could not write the file: {exc.strerror or exc}") from None
+            # a file system without hard links: the check and the rename are then two steps
+            if os.path.lexists(self.target):
+                raise FixError(f"{self.target}: the file already exists; nothing was written "
+                               "(--force replaces it)") from None
+            try:
+                os.replace(self.temp, self.target)
+            except OSError as exc:
+                raise FixError(f"{self.target}: could not write the file: {exc.strerror or exc}") from None
+            self.temp = None
+            return
+        self._discard()
 
     def _discard(self) -> None:
         if self.temp is not None:
@@ -513,3 +642,4 @@ class StagedWrite:
 
     def __exit__(self, *exc_info: object) -> None:
         self._discard()
+
