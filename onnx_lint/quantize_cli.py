@@ -20,7 +20,9 @@ def build_parser() -> argparse.ArgumentParser:
                                      description="Repair a model's annotations, then quantize it to INT8 (QDQ) "
                                                  "with the remaining float computation in FP16.")
     parser.add_argument("model", help="the FP32 model (it is not changed)")
-    parser.add_argument("-o", "--output", required=True, help="where to write the quantized model")
+    parser.add_argument("-o", "--output", required=True,
+                        help="where to write the quantized model: a new file (an existing one needs --force)")
+    parser.add_argument("--force", action="store_true", help="replace the output file if it exists")
     parser.add_argument("--calibration-data", help=".npz (keys are input names) or .npy (single-input models); "
                         "samples are split along axis 0")
     parser.add_argument("--calibration-method", choices=("auto", "minmax", "entropy", "percentile"), default="auto",
@@ -103,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         QuantizeOptions,
         QuantizeReport,
         quantize_model,
+        refuse_existing_output,
     )
     from onnx_lint.quantization.report import format_summary
     from onnx_lint.rules import ALL_RULES
@@ -111,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
     if output.resolve() == source.resolve():
         print("onnx-lint: error: -o must name a new file; the input model is never changed", file=sys.stderr)
         return 2
+    refuse_existing_output(output, args.force)
     overrides = dict(parse_input_shape(s) for s in args.input_shape)
     data = Path(args.calibration_data) if args.calibration_data else None
     samples, calibration = calibration_inputs(read_model(source).model, data, overrides, args.samples)
@@ -120,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     options = QuantizeOptions(args.calibration_method, _split(args.op_types), _split(args.exclude_nodes) or (),
                               args.per_channel, args.keep_io_types, max(0, args.validation_samples),
                               args.min_cosine, max(0.0, args.fallback_seconds), args.output_qdq,
-                              args.int8_output_layers, args.int8_small_layers)
+                              args.int8_output_layers, args.int8_small_layers, args.force)
     progress = terminal_progress(args.quiet)
     try:
         report: QuantizeReport = quantize_model(source, output, samples, options, ALL_RULES, progress,

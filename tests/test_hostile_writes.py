@@ -130,3 +130,34 @@ def test_the_top_level_walk_refuses_only_what_protobuf_refuses(tmp_path, tail, p
     assert run.code == 2
     [found] = run.json()
     assert found["code"] == "OL000" and phrase in found["message"], found
+
+
+# -- quantize never replaces a file unless told to --------------------------------------------------------
+def test_quantize_refuses_an_existing_output_and_force_replaces_it(tmp_path):
+    pytest.importorskip("onnxruntime")
+    source = tmp_path / "m.onnx"
+    onnx.save(defects.weakly_typed_mlp(), source)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    run = run_process("quantize", str(source), "-o", str(notes), "-q", "--samples", "2", cwd=tmp_path)
+    assert run.code == 2, run.err
+    assert f"{notes} already exists" in run.err and "--force" in run.err and "nothing was written" in run.err
+    assert notes.read_text() == "my notes\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx", "notes.txt"]
+    run = run_process("quantize", str(source), "-o", str(notes), "-q", "--samples", "2", "--force", cwd=tmp_path)
+    assert run.code == 0, run.err
+    onnx.checker.check_model(str(notes), full_check=True)
+
+
+def test_quantize_python_pipeline_refuses_an_existing_output_unless_force(tmp_path):
+    from onnx_lint.progress import Progress
+    from onnx_lint.quantization.pipeline import QuantizeError, QuantizeOptions, quantize_model
+    from onnx_lint.rules import ALL_RULES
+
+    source = tmp_path / "m.onnx"
+    onnx.save(defects.weakly_typed_mlp(), source)
+    taken = tmp_path / "taken.onnx"
+    taken.write_bytes(b"someone's file")
+    with pytest.raises(QuantizeError, match="already exists"):
+        quantize_model(source, taken, [], QuantizeOptions(), ALL_RULES, Progress(), calibration={"random": True})
+    assert taken.read_bytes() == b"someone's file"
