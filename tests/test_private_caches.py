@@ -92,3 +92,105 @@ def test_the_temp_folder_it_creates_is_private_and_reused(tmp_path):
     assert stat.S_ISDIR(info.st_mode) and stat.S_IMODE(info.st_mode) == 0o700
     [stored] = folder.iterdir()
     assert json.loads(stored.read_text())["max_ir_version"] >= 10
+
+
+# -- the project cache ------------------------------------------------------------------------------------
+def _repo(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A checkout with a model that has a finding, and a folder outside it that links may point at."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    model = repo / "m.onnx"
+    onnx.save(defects.stale_rank0_output(), model)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    return repo, model, outside
+
+
+def _codes(run) -> list[str]:
+    return [d["code"] for d in run.json()]
+
+
+def _cached_check(cli, repo: Path, model: Path):
+    run = cli("check", str(model), "--output-format", "json", "--select", "OL001", cwd=repo)
+    assert run.code == 1, run.err
+    return run
+
+
+def _everything(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_a_committed_cache_folder_symlink_receives_no_write(cli, tmp_path):
+    repo, model, outside = _repo(tmp_path)
+    (repo / ".onnx-lint-cache").symlink_to(outside, target_is_directory=True)
+    for _ in range(2):  # a second run would read what the first wrote
+        assert _codes(_cached_check(cli, repo, model)) == ["OL001"]
+    assert _everything(outside) == [], "the cache wrote through the link"
+
+
+def test_a_symlinked_version_folder_receives_no_write(cli, tmp_path):
+    import onnx_lint
+
+    repo, model, outside = _repo(tmp_path)
+    (repo / ".onnx-lint-cache").mkdir()
+    (repo / ".onnx-lint-cache" / onnx_lint.__version__).symlink_to(outside, target_is_directory=True)
+    _cached_check(cli, repo, model)
+    assert _everything(outside) == []
+
+
+def test_a_dangling_gitignore_symlink_is_not_followed(cli, tmp_path):
+    repo, model, outside = _repo(tmp_path)
+    (repo / ".onnx-lint-cache").mkdir()
+    (repo / ".onnx-lint-cache" / ".gitignore").symlink_to(outside / "created-by-onnx-lint")
+    _cached_check(cli, repo, model)
+    assert _everything(outside) == [], "check created the file the link points to"
+    assert any(p.suffix == ".json" for p in (repo / ".onnx-lint-cache").rglob("*")), "the cache itself still works"
+
+
+def _the_entry(repo: Path) -> Path:
+    [entry] = [p for p in (repo / ".onnx-lint-cache").rglob("*.json")]
+    return entry
+
+
+def _saying_nothing(text: str) -> str:
+    """The entry, hand-edited to say the model has no findings (its other bytes as they were)."""
+    import re
+
+    edited = re.sub(r'"diagnostics": \[.*\], "external"', '"diagnostics": [], "external"', text, flags=re.S)
+    assert edited != text
+    return edited
+
+
+def test_a_hand_edited_cache_entry_is_ignored(cli, tmp_path):
+    repo, model, _outside = _repo(tmp_path)
+    _cached_check(cli, repo, model)
+    entry = _the_entry(repo)
+    entry.write_text(_saying_nothing(entry.read_text()))
+    assert _codes(_cached_check(cli, repo, model)) == ["OL001"], "a forged entry hid the finding"
+
+
+def test_a_truncated_cache_entry_is_ignored(cli, tmp_path):
+    repo, model, _outside = _repo(tmp_path)
+    _cached_check(cli, repo, model)
+    entry = _the_entry(repo)
+    entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])
+    assert _codes(_cached_check(cli, repo, model)) == ["OL001"]
+
+
+def test_a_symlinked_cache_entry_is_not_read(cli, tmp_path):
+    """An entry replaced by a link to a forged file elsewhere (with a valid checksum) is a miss, and is not written through."""
+    repo, model, outside = _repo(tmp_path)
+    _cached_check(cli, repo, model)
+    entry = _the_entry(repo)
+    text = entry.read_text()
+    digest, _, body = text.partition("\n")
+    forged_body = _saying_nothing(body)
+    forged = outside / "forged.json"
+    import hashlib
+
+    forged.write_text(hashlib.sha256(forged_body.encode()).hexdigest() + "\n" + forged_body)
+    before = forged.read_text()
+    entry.unlink()
+    entry.symlink_to(forged)
+    assert _codes(_cached_check(cli, repo, model)) == ["OL001"]
+    assert forged.read_text() == before
