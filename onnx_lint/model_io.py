@@ -16,14 +16,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import BinaryIO
 
 import onnx
 from google.protobuf.message import DecodeError
 
 from onnx_lint.errors import FixError, ModelLoadError
 from onnx_lint.graphs import GraphScope, cyclic_nodes, iter_scopes, rebind_scopes
-from onnx_lint.model_file import stat_model_file
+from onnx_lint.model_file import read_varint, stat_model_file, wire_problem
 
 
 @dataclass(frozen=True)
@@ -128,53 +127,6 @@ def read_unvalidated(path: str | os.PathLike[str]) -> LoadedModel:
     return LoadedModel(path, data, parse_model(data, shown), identity=FileIdentity.of(info))
 
 
-# ModelProto's top level holds a handful of fields (the graph is one of them); walking more than
-# this many without reaching the end means something else, and the parser will say what.
-_MAX_TOP_LEVEL_FIELDS = 100_000
-
-
-def wire_problem(handle: BinaryIO, size: int) -> str | None:
-    """Why the file's top-level protobuf fields cannot be a message, found by seeking over them.
-
-    Only the keys and lengths of the top-level fields are read (a few bytes each), so a 2 GiB
-    file of zeros or random bytes is refused at once. Only what protobuf itself would refuse is
-    reported (field number 0, a reserved wire type, a field running past the end of the file);
-    anything else is left to the parser.
-    """
-    pos = fields = 0
-    while pos < size and fields < _MAX_TOP_LEVEL_FIELDS:
-        fields += 1
-        handle.seek(pos)
-        head = handle.read(21)  # a key and a length: two varints of at most 10 bytes
-        key, used = _varint(memoryview(head), 0, len(head))
-        if key is None or used is None:
-            return f"byte {pos} does not start a protobuf field (truncated or corrupt file, or not an ONNX model)"
-        number, wire = key >> 3, key & 7
-        if number == 0:
-            zero = "a zero byte" if head[:1] == b"\0" else "field number 0"
-            return f"byte {pos} starts with {zero}, which no protobuf field can (not an ONNX model)"
-        if wire == 0:
-            _value, after = _varint(memoryview(head), used, len(head))
-            if after is None:
-                return f"field {number} at byte {pos} is cut off (truncated or corrupt file)"
-            pos += after
-        elif wire in (1, 5):
-            pos += used + (8 if wire == 1 else 4)
-        elif wire == 2:
-            length, after = _varint(memoryview(head), used, len(head))
-            if length is None or after is None:
-                return f"field {number} at byte {pos} is cut off (truncated or corrupt file)"
-            pos += after + length
-        elif wire in (3, 4):  # groups: obsolete, never written by ONNX; the parser decides
-            return None
-        else:
-            return f"byte {pos} holds wire type {wire}, which protobuf does not have (not an ONNX model)"
-        if pos > size:
-            return (f"field {number} runs to byte {pos} but the file ends at byte {size} "
-                    "(truncated or corrupt file, or not an ONNX model)")
-    return None
-
-
 def validate_loaded(loaded: LoadedModel) -> None:
     """The checks every analysis relies on (``validate_model``); ``ModelLoadError`` names what is wrong."""
     loaded.external_locations = validate_model(loaded.model, loaded.path, loaded.scopes)
@@ -228,20 +180,20 @@ def subgraph_nesting(data: bytes) -> int:
             scanned += 1
             if scanned > _MAX_SCANNED_FIELDS:
                 return deepest
-            key, after = _varint(view, pos, end)
+            key, after = read_varint(view, pos, end)
             if key is None or after is None:
                 break
             pos = after
             number, wire = key >> 3, key & 7
             if wire == 0:
-                _, after = _varint(view, pos, end)
+                _, after = read_varint(view, pos, end)
                 if after is None:
                     break
                 pos = after
             elif wire in (1, 5):
                 pos += 8 if wire == 1 else 4
             elif wire == 2:
-                length, after = _varint(view, pos, end)
+                length, after = read_varint(view, pos, end)
                 if length is None or after is None or after + length > end:
                     break
                 pos = after
@@ -251,18 +203,6 @@ def subgraph_nesting(data: bytes) -> int:
             else:
                 break
     return deepest
-
-
-def _varint(view: memoryview, pos: int, end: int) -> tuple[int | None, int | None]:
-    value = shift = 0
-    while pos < end and shift < 64:
-        byte = view[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, pos
-        shift += 7
-    return None, None
 
 
 def _supported_opsets() -> dict[str, int]:

@@ -178,12 +178,12 @@ def test_a_truncated_cache_entry_is_ignored(cli, tmp_path):
 
 
 def test_a_symlinked_cache_entry_is_not_read(cli, tmp_path):
-    """An entry replaced by a link to a forged file elsewhere (with a valid checksum) is a miss, and is not written through."""
+    """An entry replaced by a link to a forged file (valid checksum) elsewhere: a miss, and not written through."""
     repo, model, outside = _repo(tmp_path)
     _cached_check(cli, repo, model)
     entry = _the_entry(repo)
     text = entry.read_text()
-    digest, _, body = text.partition("\n")
+    _digest, _, body = text.partition("\n")
     forged_body = _saying_nothing(body)
     forged = outside / "forged.json"
     import hashlib

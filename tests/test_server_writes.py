@@ -7,12 +7,14 @@ path from a command or from the client's settings must never reach.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import onnx
 import pytest
 import pytest_lsp
-from lsp_support import SERVER, execute, push_capabilities, start
+from lsp_support import SERVER, diagnostics_for, execute, push_capabilities, start
+from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
@@ -92,3 +94,15 @@ async def test_quantize_never_replaces_an_existing_file_without_force(client, tm
     with pytest.raises(JsonRpcException, match="already exists"):  # only a boolean true counts
         await execute(client, "onnx-lint.quantize", model.as_uri(), {"output": "notes.txt", "force": "yes"})
     assert notes.read_text() == "my notes\n"
+
+
+async def test_a_sparse_2gib_file_of_zeros_is_refused_before_it_is_hashed(client, tmp_path):
+    """The server hashes a file before it lints it: 2 GiB - 1 of zeros is refused from its first byte instead."""
+    model = tmp_path / "ws" / "zeros.onnx"
+    with open(model, "wb"):
+        pass
+    os.truncate(model, 2**31 - 1)
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+        lsp.TextDocumentItem(uri=model.as_uri(), language_id="onnx", version=1, text="")))
+    [found] = await diagnostics_for(client, model.as_uri(), lambda d: bool(d))
+    assert found.code == "OL000" and "starts with a zero byte" in found.message

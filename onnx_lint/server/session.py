@@ -27,7 +27,7 @@ from pygls.uris import from_fs_path
 from onnx_lint.diagnostics import Diagnostic
 from onnx_lint.errors import ConfigError, ModelLoadError
 from onnx_lint.file_result import is_unreadable, unreadable_diagnostic
-from onnx_lint.model_file import stat_model_file
+from onnx_lint.model_file import check_wire, stat_model_file
 from onnx_lint.rules import CODES
 from onnx_lint.server.capabilities import ResolvedClientCapabilities
 from onnx_lint.server.convert import model_file_uri, to_lsp, view_uri
@@ -130,6 +130,7 @@ class Session:
             self.track(path).stat = stat  # recorded first, so polling sees a refused file change too
         try:  # refuse what stat alone can refuse: hashing a FIFO would block, a 2 GiB file would crawl
             stat_model_file(path)
+            check_wire(path)  # and what a few bytes refuse: 2 GiB of zeros is not hashed either
         except ModelLoadError as exc:
             problem_id = hashlib.blake2b(exc.problem.encode(), digest_size=10).hexdigest()  # a result id per problem
             return Outcome(problem_id, enabled, [unreadable_diagnostic(str(path), exc.problem)])
