@@ -136,7 +136,9 @@ def run(args: argparse.Namespace) -> int:
         if calibration["random"]:  # printed once, at the start; the JSON report keeps it too
             record["warnings"].insert(0, RANDOM_WARNING)
         Path(args.report).write_text(json.dumps(record, indent=2) + "\n")
-    print(format_summary(report))
+    from onnx_lint.formats.escape import safe_text  # the summary's names are escaped where they are inserted
+
+    print(safe_text(format_summary(report), keep_layout=True))
     for warning in report.warnings:
-        print(warning, file=sys.stderr)
+        print(safe_text(warning), file=sys.stderr)
     return report.exit_code

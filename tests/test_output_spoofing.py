@@ -89,3 +89,18 @@ def test_json_and_sarif_keep_the_exact_name_escaped_by_the_serializer(cli, hosti
 def test_healthy_names_are_unchanged_by_the_escaping():
     for name in ("Y", "graph/output[0] 'scores'", "p2o.DynamicDimension.3", "名前", "tab\there", "naïve-é"):
         assert safe_text(name, keep_layout=True) == name
+
+
+def test_the_quantize_accuracy_table_escapes_output_names():
+    """``quantize`` prints a table of the model's outputs: a hostile output name gets no line of its own there."""
+    from onnx_lint.quantization.pipeline import QuantizeReport
+    from onnx_lint.quantization.report import format_table
+    from onnx_lint.quantization.validation import OutputAgreement
+
+    report = QuantizeReport("m.onnx", "q.onnx", {})
+    report.outputs = [OutputAgreement(HOSTILE_TENSOR, 0.999, 0.01, (2, 3), 1.0, 0.001),
+                      OutputAgreement("scores", 0.998, 0.02, (2,), 1.0, 0.002)]
+    table = format_table(report)
+    _no_raw_controls(table)
+    _no_forged_line(table)
+    assert len(table.splitlines()) == 4 and table.splitlines()[3].startswith("scores ")
