@@ -2,7 +2,7 @@
 
 The language server runs them before it hashes a file, so a FIFO, a folder or
 a 2 GiB file is refused without a byte read, and a file whose top-level protobuf
-fields cannot be a message (2 GiB of zeros) after a few bytes.
+fields cannot be a message (2 GiB of zeros) after a few bytes (docs/security.md).
 """
 
 from __future__ import annotations
