@@ -19,12 +19,10 @@ import pytest
 
 from examples import defects
 
-pytest.importorskip("onnxruntime")
-
 
 def _forged_facts(folder: Path) -> Path:
     """Facts that say ONNX Runtime loads no IR above 3: every model would fail OL106."""
-    import onnxruntime
+    onnxruntime = pytest.importorskip("onnxruntime")
 
     folder.mkdir(parents=True, exist_ok=True)
     key = f"ort-facts-{onnxruntime.__version__}-onnx-{onnx.__version__}-v1.json"
@@ -85,7 +83,8 @@ def test_forged_runtime_facts_in_a_shared_temp_folder_are_never_trusted(tmp_path
     assert json.loads(forged.read_text())["max_ir_version"] == 3  # refused, not overwritten through it either
 
 
-def test_the_temp_folder_it_creates_is_private_and_reused(tmp_path):
+def test_the_temp_folder_it_creates_is_private_and_holds_the_facts(tmp_path):
+    pytest.importorskip("onnxruntime")
     folder = _shared_tmp(tmp_path)
     assert _check(tmp_path, _healthy(tmp_path)) == []
     info = os.lstat(folder)
