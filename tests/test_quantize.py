@@ -798,3 +798,17 @@ def test_min_cosine_above_the_fp16_ceiling_refuses_at_once_naming_it(tmp_path):
     assert fallback["ceiling"] < 0.999 and fallback["steps"] == [] and "ranked" not in fallback  # no search ran
     assert f"the FP16-only model already scores {fallback['ceiling']:.6f}" in run.out + run.err
     assert "'Y'" in fallback["stopped"] and "no INT8 placement can reach --min-cosine 0.999" in fallback["stopped"]
+
+
+@pytest.mark.parametrize("name", ["stale_rank0_output", "stale_value_info", "rank0_feeding_reduce_mean",
+                                  "stale_output_rank", "loop_body_stale"])
+def test_the_written_model_carries_nothing_check_would_fix(tmp_path, name):
+    """Quantize repairs what check repairs: its output has no error or warning, and nothing fixable."""
+    source = tmp_path / f"{name}.onnx"
+    onnx.save(defects.DEFECTS[name][0](), source)
+    out = tmp_path / f"{name}.q.onnx"
+    run = run_process("quantize", str(source), "-o", str(out), "-q", cwd=tmp_path)
+    assert run.code in (0, 3) and out.exists(), run.err
+    check = run_process("check", str(out), "--no-cache", "--output-format", "json", cwd=tmp_path)
+    found = json.loads(check.out)
+    assert check.code == 0 and all(d["severity"] == "info" and d["fix"] is None for d in found), found
