@@ -40,14 +40,15 @@ is an acceptable stand-in for -1e9 is the author's call.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import onnx
 
-from onnx_lint.constants import ConstantTensor, consumers, held_constants, node_label
+from onnx_lint.constants import ConstantTensor, constant_nodes, consumers, node_label
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.graphs import GraphScope
 from onnx_lint.rule_api import Rule
 
 FP16_MAX = 65504.0
@@ -86,37 +87,45 @@ def fp16_problem(values: np.ndarray) -> str | None:
     return None
 
 
-def fp16_safe(held: list[ConstantTensor]) -> list[bool]:
-    """Per constant, whether FP16 certainly holds it; ``False`` means "look closer", not "overflows".
+def suspect_constants(scope: GraphScope) -> Iterator[ConstantTensor]:
+    """The float constants of one graph that FP16 may not hold: initializers in file order, then Constants.
 
     Tens of thousands of small weights cost one ``to_array`` and two reductions each when read one
-    by one. Tensors stored as raw bytes are instead read in bulk: per element type their bytes are
-    joined (in batches, so memory stays bounded) and ``minimum.reduceat``/``maximum.reduceat`` give every
-    tensor's range in two numpy calls. Only a tensor whose range fails the cheap test of
-    ``fp16_problem`` (out of range, all tiny, or NaN) goes the long way.
+    by one. Initializers stored as raw bytes are instead read in bulk, in one pass over the graph that
+    builds no record for them: per element type their bytes are joined (in batches, so memory stays
+    bounded) and ``minimum.reduceat``/``maximum.reduceat`` give every tensor's range in two numpy calls.
+    A tensor that passes the cheap test of ``fp16_problem`` is certainly fine; the rest (out of range,
+    all tiny, NaN, other storage forms, Constant nodes) are yielded for the full check.
     """
-    safe = [False] * len(held)
+    initializers = scope.graph.initializer
+    external = onnx.TensorProto.EXTERNAL
     batches: dict[int, list[tuple[int, bytes]]] = {}
-    for i, const in enumerate(held):
-        dtype = _RAW_DTYPES.get(const.tensor.data_type)
-        raw = const.tensor.raw_data
-        if dtype is not None and raw and len(raw) % dtype.itemsize == 0:
-            batches.setdefault(const.tensor.data_type, []).append((i, raw))
+    suspects: list[int] = []
+    for i, tensor in enumerate(initializers):
+        data_type = tensor.data_type
+        if data_type not in _FLOATS or tensor.data_location == external:
+            continue
+        raw = tensor.raw_data
+        if raw and len(raw) % _RAW_DTYPES[data_type].itemsize == 0:
+            batches.setdefault(data_type, []).append((i, raw))
+        else:
+            suspects.append(i)
     for data_type, items in batches.items():
-        dtype = _RAW_DTYPES[data_type]
         start = 0
         while start < len(items):
             stop, size = start, 0
             while stop < len(items) and (stop == start or size + len(items[stop][1]) <= _BATCH_BYTES):
                 size += len(items[stop][1])
                 stop += 1
-            _range_check(items[start:stop], dtype, safe)
+            suspects.extend(_out_of_fast_range(items[start:stop], _RAW_DTYPES[data_type]))
             start = stop
-    return safe
+    for i in sorted(suspects):
+        yield ConstantTensor(initializers[i].name, initializers[i], "initializer")
+    yield from (c for c in constant_nodes(scope) if c.tensor.data_type in _FLOATS and not c.external)
 
 
-def _range_check(items: list[tuple[int, bytes]], dtype: np.dtype, safe: list[bool]) -> None:
-    """Mark the tensors of one batch whose every value FP16 holds (the fast path of ``fp16_problem``)."""
+def _out_of_fast_range(items: list[tuple[int, bytes]], dtype: np.dtype) -> list[int]:
+    """The tensors of one batch that fail the fast path of ``fp16_problem`` (some value may not fit)."""
     values = np.frombuffer(items[0][1] if len(items) == 1 else b"".join(raw for _, raw in items), dtype=dtype)
     counts = np.fromiter((len(raw) // dtype.itemsize for _, raw in items), dtype=np.int64, count=len(items))
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
@@ -125,8 +134,7 @@ def _range_check(items: list[tuple[int, bytes]], dtype: np.dtype, safe: list[boo
     with np.errstate(invalid="ignore"):
         in_range = np.isfinite(low) & np.isfinite(high) & (low >= -FP16_MAX) & (high <= FP16_MAX)
         survives = (np.maximum(-low, high) >= FP16_TINY) | ((low == 0) & (high == 0))
-    for (index, _), ok in zip(items, in_range & survives):
-        safe[index] = bool(ok)
+    return [index for (index, _), ok in zip(items, in_range & survives) if not ok]
 
 
 class Fp16Overflow(Rule):
@@ -138,10 +146,7 @@ class Fp16Overflow(Rule):
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for scope in ctx.scopes:
             readers = None
-            held = list(held_constants(scope, _FLOATS))
-            for const, in_range in zip(held, fp16_safe(held)):
-                if in_range:
-                    continue
+            for const in suspect_constants(scope):
                 values = const.value()
                 problem = fp16_problem(values) if values is not None else None
                 if problem is None:
