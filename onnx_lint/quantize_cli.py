@@ -60,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="accuracy target: when an output's cosine similarity is lower, the nodes that add the "
                              "most error move from INT8 to FP16, group by group, until it is met (exit 1, nothing "
                              "written, if it cannot be)")
-    parser.add_argument("--fallback-seconds", type=float, default=300.0,
+    parser.add_argument("--max-fallback-time", "--fallback-seconds", dest="fallback_seconds", type=float,
+                        default=300.0,
                         help="time the --min-cosine fallback may spend building and validating (default 300)")
     parser.add_argument("--report", help="write the report as JSON to this file")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress output")
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     options = QuantizeOptions(args.calibration_method, _split(args.op_types), _split(args.exclude_nodes) or (),
                               args.per_channel, args.keep_io_types, max(0, args.validation_samples),
                               args.min_cosine, max(0.0, args.fallback_seconds), args.output_qdq,
-                              args.int8_output_layers, args.int8_small_layers, args.force)
+                              args.int8_output_layers, args.int8_small_layers, force=args.force)
     progress = terminal_progress(args.quiet)
     try:
         report: QuantizeReport = quantize_model(source, output, samples, options, ALL_RULES, progress,

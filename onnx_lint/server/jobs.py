@@ -167,7 +167,7 @@ def quantize_job(path: str, output: str, options: dict, *, emit: Emit, cancelled
                                float(options["minCosine"]) if options.get("minCosine") is not None else None,
                                float(options.get("fallbackSeconds", 300.0)), bool(options.get("outputQdq", False)),
                                bool(options.get("int8OutputLayers", False)),
-                               bool(options.get("int8SmallLayers", False)), options.get("force") is True)
+                               bool(options.get("int8SmallLayers", False)), force=options.get("force") is True)
     report = quantize_model(source, target, samples, settings, ALL_RULES, EventProgress(emit, cancelled),
                             calibration=calibration)
     if calibration["random"]:
