@@ -236,6 +236,8 @@ class LintContext:
         fact = self.oracle.probe_result.facts.get(decl.name)
         if fact is None or len(fact.sizes) <= index:
             return None
+        if len(fact.branch_dependent) > index and fact.branch_dependent[index]:
+            return None  # no single size is true of both branches: OL007 says so instead
         varies = fact.data_dependent[index] if len(fact.data_dependent) > index else False
         return fact.follows[index], fact.sizes[index], varies
 

@@ -84,9 +84,13 @@ class ProbeFact:
     info: TensorInfo
     sizes: tuple[tuple[int, int], ...]  # the dim in run A and run B (other sizes, other data)
     follows: tuple[str | None, ...]  # the input dim (its name, or "input 'x' dim 0") each dim follows
-    # Per dim: run C (run A's sizes, other data, or the other value of a bool condition) gave another
-    # value than run A, so the dim depends on the data, not (only) on the input dims.
+    # Per dim: run C (run A's sizes and conditions, other data) gave another value than run A, so the
+    # dim depends on the data, not (only) on the input dims.
     data_dependent: tuple[bool, ...] = ()
+    # Per dim: run D (run A's sizes and data, every bool condition flipped) gave another value: the dim
+    # depends on which branch of an If runs. ``branch_sizes`` holds the dim in runs A and D.
+    branch_dependent: tuple[bool, ...] = ()
+    branch_sizes: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -95,6 +99,7 @@ class ProbeResult:
     reason: str | None = None  # why there are no facts
     # Outputs whose rank differs between the runs (an If taking another branch): no shape to declare.
     unstable: dict[str, str] = field(default_factory=dict)
+    conditions: tuple[str, ...] = ()  # the bool inputs run D flipped
 
 
 def probe_refusal(loaded: LoadedModel) -> str | None:
@@ -129,7 +134,10 @@ def _fill(name: str, elem_type: int) -> tuple[str, tuple[object, object, object]
 
 
 def _feeds(loaded: LoadedModel) -> tuple[list[dict], dict[str, tuple[int, int]]] | str:
-    """Synthetic inputs for the three runs, and the sizes each input dim got in runs A and B; or why none."""
+    """Synthetic inputs for the runs, and the sizes each input dim got in runs A and B; or why none.
+
+    Runs A, B and C always; run D (run A with every bool condition flipped) only for a model with one.
+    """
     graph = loaded.model.graph
     initializers = {i.name for i in graph.initializer}
     runs: list[dict] = [{"seed": seed, "scale": scale, "feeds": {}} for seed, scale in RUN_DATA]
@@ -165,6 +173,12 @@ def _feeds(loaded: LoadedModel) -> tuple[list[dict], dict[str, tuple[int, int]]]
             runs[run]["feeds"][value.name] = (dtype, shape, fills[run])
             if run == 0:
                 runs[2]["feeds"][value.name] = (dtype, shape, fills[2])  # run C: run A's sizes
+    conditions = [name for name, (_, _, fill) in runs[0]["feeds"].items() if fill is True
+                  and runs[1]["feeds"][name][2] is False]
+    if conditions:  # run D: run A exactly, but the other branch of each condition
+        flipped = {name: (dtype, shape, (not fill) if name in conditions else fill)
+                   for name, (dtype, shape, fill) in runs[0]["feeds"].items()}
+        runs.append({**runs[0], "feeds": flipped})
     return runs, {key: (named[0][key], named[1][key]) for key in named[0]}
 
 
@@ -186,34 +200,56 @@ def probe(loaded: LoadedModel, outputs: list[str]) -> ProbeResult:
         answers = json.loads(done.stdout)
     except ValueError:
         return ProbeResult({}, "the run gave no readable answer")
-    return _facts(outputs, answers, dims)
+    conditions = tuple(name for name, (_, _, fill) in runs[3]["feeds"].items() if fill is False) \
+        if len(runs) > 3 else ()
+    return _facts(outputs, answers, dims, conditions)
 
 
-def _facts(outputs: list[str], answers: list, dims: dict[str, tuple[int, int]]) -> ProbeResult:
+def _facts(outputs: list[str], answers: list, dims: dict[str, tuple[int, int]],
+           conditions: tuple[str, ...] = ()) -> ProbeResult:
     """Only what follows the inputs is a fact: a dim that tracks one dynamic input dim in every run, or
-    that is the same constant in all three runs (other sizes, other data); anything else is unknown."""
+    that is the same constant in all runs (other sizes, other data, other branches); anything else is
+    unknown, and a dim that changes with the branch alone is marked as such."""
     by_size = [{pair[0]: key for key, pair in dims.items()}, {pair[1]: key for key, pair in dims.items()}]
-    result = ProbeResult({})
+    result = ProbeResult({}, conditions=conditions)
     for index, name in enumerate(outputs):
         (shape_a, dtype), (shape_b, _), (shape_c, _) = (answers[run][index] for run in range(3))
+        shape_d = answers[3][index][0] if len(answers) > 3 else shape_a
+        if len(shape_a) != len(shape_d):
+            result.unstable[name] = (f"its rank depends on which If branch runs: {len(shape_a)} with "
+                                     f"{_named(conditions)} true, {len(shape_d)} with {_named(conditions)} false")
+            continue
         if not len(shape_a) == len(shape_b) == len(shape_c):
             ranks = sorted({len(shape_a), len(shape_b), len(shape_c)})
             result.unstable[name] = f"its rank changes with the data ({' or '.join(map(str, ranks))})"
             continue
         out: list[Dim] = []
         follows: list[str | None] = []
-        for a, b, c in zip(shape_a, shape_b, shape_c):
-            key = by_size[0].get(a) if by_size[0].get(a) == by_size[1].get(b) and a == c else None
+        for a, b, c, d in zip(shape_a, shape_b, shape_c, shape_d):
+            key = by_size[0].get(a) if by_size[0].get(a) == by_size[1].get(b) and a == c == d else None
             follows.append(key)
-            if a == b == c:
+            if a == b == c == d:
                 out.append(a)
             elif key is not None and not key.startswith("input '"):
                 out.append(key)  # the producer's own dim name
             else:
                 out.append(None)
         result.facts[name] = ProbeFact(TensorInfo(_elem_type(dtype), tuple(out)), tuple(zip(shape_a, shape_b)),
-                                       tuple(follows), tuple(a != c for a, c in zip(shape_a, shape_c)))
+                                       tuple(follows), tuple(a != c for a, c in zip(shape_a, shape_c)),
+                                       tuple(a != d for a, d in zip(shape_a, shape_d)),
+                                       tuple(zip(shape_a, shape_d)))
     return result
+
+
+def _named(conditions: tuple[str, ...]) -> str:
+    return " and ".join(f"'{c}'" for c in conditions)
+
+
+def branch_note(fact: ProbeFact, conditions: tuple[str, ...]) -> str | None:
+    """Which dims of an output depend on the If branch taken, in words (``None``: none does)."""
+    dims = [f"dim {i} is {a} with {_named(conditions)} true and {d} with it false"
+            for i, ((a, d), moves) in enumerate(zip(fact.branch_sizes, fact.branch_dependent)) if moves]
+    return "; ".join(dims) or None
 
 
 def _elem_type(dtype: str) -> int:

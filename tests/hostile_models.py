@@ -103,3 +103,15 @@ def token_model() -> onnx.ModelProto:
               h.make_tensor_value_info("use_cache", T.BOOL, [])]
     last = numpy_helper.from_array(np.array([-1], np.int64), "last")
     return _model(nodes, inputs, [h.make_tensor_value_info("logits", T.FLOAT, [])], [embedding, last])
+
+
+def branch_model() -> onnx.ModelProto:
+    """``Y``'s last dim is 8 when ``use_cache`` is true and 16 when it is false (optimum's merged decoders
+    switch shapes the same way); declared ``[N, 8]`` after the true branch."""
+    then = h.make_graph([h.make_node("Identity", ["s"], ["kept"])], "then", [],
+                        [h.make_tensor_value_info("kept", T.FLOAT, None)])
+    other = h.make_graph([h.make_node("Concat", ["s", "s"], ["doubled"], axis=-1)], "else", [],
+                         [h.make_tensor_value_info("doubled", T.FLOAT, None)])
+    nodes = [_scaler("X", "s"), h.make_node("If", ["use_cache"], ["Y"], then_branch=then, else_branch=other)]
+    inputs = [h.make_tensor_value_info("X", T.FLOAT, ["N", 8]), h.make_tensor_value_info("use_cache", T.BOOL, [])]
+    return _model(nodes, inputs, [h.make_tensor_value_info("Y", T.FLOAT, ["N", 8])])

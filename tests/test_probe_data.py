@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 import pytest
 from conftest import output_dims
-from hostile_models import data_dependent, token_model
+from hostile_models import branch_model, data_dependent, token_model
 
 pytest.importorskip("onnxruntime")
 
@@ -74,3 +74,21 @@ def test_a_model_with_token_ids_a_mask_and_a_bool_condition_is_probed(cli, save)
         feeds = {"input_ids": rng.integers(0, 50, (batch, seq)), "attention_mask": rng.integers(0, 2, (batch, seq)),
                  "use_cache": np.array(use_cache)}
         assert _contradictions(path, feeds) == []
+
+
+def test_dims_that_depend_on_the_if_branch_are_named_in_an_info_note(cli, save):
+    """A bool condition runs both ways; the dim that differs is named, and no fix picks one branch's size."""
+    path = save(branch_model())
+    before = path.read_bytes()
+    run = cli("check", str(path), "--output-format", "json")
+    [note] = run.json()
+    assert note["code"] == "OL007" and note["severity"] == "info" and run.code == 0
+    assert "depends on which If branch runs (onnxruntime run: dim 1 is 8 with 'use_cache' true and 16 with it " \
+           "false)" in note["message"]
+    assert cli("check", str(path), "--fix").code == 0 and path.read_bytes() == before
+    for use_cache, width in ((True, 8), (False, 16)):
+        import onnxruntime as ort
+
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        [y] = session.run(None, {"X": np.ones((3, 8), np.float32), "use_cache": np.array(use_cache)})
+        assert y.shape == (3, width)
