@@ -62,12 +62,18 @@ else:
 limits = [int(v) for v in os.environ.pop("ONNX_LINT_LIMITS").split(",")]
 try:
     import resource
+except ImportError:
+    resource = None  # Windows: the parent's timeout and the watchdog remain
+if resource is not None:
     cpu, memory = limits
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     if memory > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-except ImportError:
-    pass  # no rlimits on this platform: the parent's timeout and the watchdog remain
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        except (ValueError, OSError):
+            if sys.platform.startswith("linux"):
+                raise
+            # macOS refuses RLIMIT_AS; the time limits remain
 import json
 stream = sys.stdin.buffer
 header = json.loads(stream.readline())
@@ -127,10 +133,14 @@ def run_child(program: str, request: object, payload: bytes = b"", *, timeout: f
 
 
 def _kill_group(process: subprocess.Popen) -> None:
+    killpg = getattr(os, "killpg", None)
     try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, AttributeError):
-        pass  # already gone (or no process groups on this platform)
+        if killpg is None:  # no process groups (Windows): the child alone
+            process.kill()
+        else:
+            killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # already gone
 
 
 def signal_name(returncode: int) -> str:
