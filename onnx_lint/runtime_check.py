@@ -43,7 +43,7 @@ def runtime_checkable(path: Path) -> bool:
 
 def runtime_load_error(path: Path, timeout: float = 120.0) -> str | None:
     """``None`` when ONNX Runtime creates a session for the model, else why not."""
-    done = run_child(_LOAD, {"path": str(path)}, timeout=timeout)
+    done = run_child(_LOAD, {"path": str(path)}, label="runtime-load-check", timeout=timeout)
     if done.timed_out:
         return f"ONNX Runtime did not finish loading the model within {timeout:.0f} s"
     if done.returncode == 0:

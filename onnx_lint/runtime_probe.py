@@ -191,7 +191,8 @@ def probe(loaded: LoadedModel, outputs: list[str]) -> ProbeResult:
     if isinstance(made, str):
         return ProbeResult({}, made)
     runs, dims = made
-    done = run_child(_CHILD, {"outputs": outputs, "runs": runs}, loaded.data, timeout=TIMEOUT_S)
+    done = run_child(_CHILD, {"outputs": outputs, "runs": runs}, loaded.data, label="runtime-probe",
+                     timeout=TIMEOUT_S)
     if done.timed_out:
         return ProbeResult({}, f"the run did not finish within {TIMEOUT_S:.0f} s")
     if done.returncode != 0:

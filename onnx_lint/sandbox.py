@@ -105,9 +105,12 @@ def too_large(size: int) -> str | None:
             f"which holds models up to {MAX_MODEL_BYTES // 2**20} MiB")
 
 
-def run_child(program: str, request: object, payload: bytes = b"", *, timeout: float,
+def run_child(program: str, request: object, payload: bytes = b"", *, timeout: float, label: str,
               memory: int | None = MEMORY_CAP_BYTES) -> ChildOutcome:
     """Run ``program`` in a sandboxed child (see the module's docstring) and wait at most ``timeout`` s.
+
+    ``label`` is a fixed word (``runtime-probe``, ``quantize-validation``) that follows ``CHILD_MARK`` in the
+    child's argv, so that ``ps`` (and a test) can tell our children apart; no request data goes there.
 
     ``memory=None`` leaves the address space unbounded (only for children that load models the
     user asked to process, such as quantize's validation, under their own documented cap).
@@ -117,7 +120,7 @@ def run_child(program: str, request: object, payload: bytes = b"", *, timeout: f
     env["ONNX_LINT_PARENT_PID"] = str(os.getpid())
     env["ONNX_LINT_LIMITS"] = f"{int(timeout) + CPU_GRACE_S},{memory or 0}"
     header = json.dumps({"program": program, "request": request}).encode() + b"\n"
-    process = subprocess.Popen([sys.executable, "-c", _BOOTSTRAP, CHILD_MARK], stdin=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-c", _BOOTSTRAP, CHILD_MARK, label], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
     try:
         stdout, stderr = process.communicate(header + payload, timeout=timeout)

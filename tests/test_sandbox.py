@@ -16,7 +16,11 @@ from pathlib import Path
 
 import onnx
 import pytest
+import pytest_lsp
 from hostile_models import endless_loop, long_names
+from lsp_support import SERVER, open_binary, push_capabilities, start, until
+from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
 
 from onnx_lint import sandbox
 from onnx_lint.model_io import read_model
@@ -72,6 +76,7 @@ def _start_cli(model: Path) -> subprocess.Popen:
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_the_probe_child_dies_with_a_killed_cli(save, how):
     cli = _start_cli(save(endless_loop()))
+    children: list[tuple[int, int]] = []
     try:
         _wait_for(lambda: _children(cli.pid), "the CLI started no probe child")
         children = _children(cli.pid)
@@ -83,7 +88,7 @@ def test_the_probe_child_dies_with_a_killed_cli(save, how):
         if cli.poll() is None:
             cli.kill()
             cli.wait()
-        for pid, started in _children(cli.pid):  # never leave a runaway behind, even when the test fails
+        for pid, started in children:  # never leave a runaway behind, even when the test fails
             if _alive(pid, started):
                 os.kill(pid, signal.SIGKILL)
 
@@ -126,7 +131,7 @@ def test_a_child_past_its_time_is_killed_with_its_process_group():
                "grandchild = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'],\n"
                "                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
                "print(grandchild.pid, flush=True)\ntime.sleep(600)\n")
-    done = sandbox.run_child(program, None, timeout=5)
+    done = sandbox.run_child(program, None, timeout=5, label="test")
     assert done.timed_out and done.returncode == -signal.SIGKILL
     grandchild = int(done.stdout.split()[0])
     _wait_for(lambda: (_stat(grandchild) or ("Z",))[0] == "Z", "the grandchild outlived the timeout")
@@ -134,7 +139,7 @@ def test_a_child_past_its_time_is_killed_with_its_process_group():
 
 def test_a_request_of_megabytes_travels_on_stdin():
     done = sandbox.run_child("import sys; sys.stdout.write(str(len(request['name'])) + ' ' + str(len(payload)))",
-                             {"name": "n" * 3_000_000}, b"\0" * 1000, timeout=60)
+                             {"name": "n" * 3_000_000}, b"\0" * 1000, timeout=60, label="test")
     assert done.returncode == 0 and done.stdout == b"3000000 1000"
 
 
@@ -150,3 +155,51 @@ def test_the_probe_runs_models_whose_names_exceed_the_argument_limit(cli, save, 
     assert run.code == 1 and diag["engine"] == "onnxruntime run"
     assert cli("check", str(path), "--fix").code == 0
     assert len(onnx.load(path).graph.output[0].type.tensor_type.shape.dim) == 2
+
+
+def _descendants_running_a_model() -> list[tuple[int, int]]:
+    """(pid, start time) of our sandboxed children anywhere below this test process."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (stat := _stat(int(entry))) is not None and stat[0] != "Z":
+            parents[int(entry)] = stat[1]
+    found = []
+    for pid in parents:
+        ancestor = parents.get(pid)
+        while ancestor not in (None, 0, 1, os.getpid()):
+            ancestor = parents.get(ancestor)
+        if ancestor == os.getpid():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            stat = _stat(pid)
+            if sandbox.CHILD_MARK.encode() in cmdline and stat is not None:
+                found.append((pid, stat[2]))
+    return found
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def server(lsp_client: LanguageClient, tmp_path):
+    await start(lsp_client, tmp_path, push_capabilities())
+    yield
+    await lsp_client.shutdown_session()
+
+
+@linux_only
+@pytest.mark.asyncio
+async def test_closing_a_model_mid_probe_leaves_no_child(server, tmp_path):
+    """didClose stops the lint by killing its worker; the probe child that worker started goes with it."""
+    model = tmp_path / "endless.onnx"
+    onnx.save(endless_loop(), model)
+    open_binary(server, model)
+    await until(lambda: bool(_descendants_running_a_model()), "the server started no probe child")
+    children = _descendants_running_a_model()
+    server.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(uri=model.as_uri())))
+    try:
+        await until(lambda: not any(_alive(pid, started) for pid, started in children),
+                    "the probe child outlived its killed worker", timeout=BOUND_S)
+    finally:
+        for pid, started in children:
+            if _alive(pid, started):
+                os.kill(pid, signal.SIGKILL)

@@ -116,7 +116,8 @@ def run_models(models: list[tuple[Path, str]], samples: list[dict[str, np.ndarra
                 outs = {i: Path(tmp, f"out-{i}-{level}.npz") for i in batch}
                 request = {"samples": str(feed), "level": level,
                            "jobs": [[str(models[i][0]), str(outs[i])] for i in batch]}
-                done = run_child(_RUNNER, request, timeout=timeout, memory=VALIDATION_MEMORY_CAP_BYTES)
+                done = run_child(_RUNNER, request, label="quantize-validation", timeout=timeout,
+                                 memory=VALIDATION_MEMORY_CAP_BYTES)
                 if done.timed_out:
                     raise RuntimeFailure(f"ONNX Runtime did not finish within {timeout:.0f} s")
                 reports = {r["index"]: r for r in _json_lines(done.stdout.decode("utf-8", "replace"))}
