@@ -29,7 +29,7 @@ import onnx
 
 from onnx_lint.model_io import LoadedModel
 from onnx_lint.runtime_check import runtime_available
-from onnx_lint.sandbox import run_child, signal_name, too_large
+from onnx_lint.sandbox import MEMORY_CAP_BYTES, run_child, signal_name, too_large
 from onnx_lint.shapes import Dim, TensorInfo
 
 ENGINE_RUN = "onnxruntime run"
@@ -269,8 +269,8 @@ def _failure(returncode: int, stderr: str) -> str:
     if returncode < 0:
         return f"ONNX Runtime crashed ({signal_name(returncode)})"
     lines = [line for line in stderr.strip().splitlines() if line.strip()]
-    if any("MemoryError" in line or "bad_alloc" in line for line in lines):
-        return "the run ran out of its memory limit"
+    if any("MemoryError" in line or "bad_alloc" in line or "Failed to allocate memory" in line for line in lines):
+        return f"the run ran out of its memory cap ({MEMORY_CAP_BYTES // 2**30} GiB of address space)"
     last = lines[-1] if lines else f"exit status {returncode}"
     last = re.sub(r"^(?:\w+\.)*\w*(?:Error|Exception|Fail|Argument)\w*: ", "", last)  # the exception's class
     last = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", last)

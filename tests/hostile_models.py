@@ -115,3 +115,11 @@ def branch_model() -> onnx.ModelProto:
     nodes = [_scaler("X", "s"), h.make_node("If", ["use_cache"], ["Y"], then_branch=then, else_branch=other)]
     inputs = [h.make_tensor_value_info("X", T.FLOAT, ["N", 8]), h.make_tensor_value_info("use_cache", T.BOOL, [])]
     return _model(nodes, inputs, [h.make_tensor_value_info("Y", T.FLOAT, ["N", 8])])
+
+
+def tile_bomb(repeats: int = 280_000_000) -> onnx.ModelProto:
+    """A 166-byte model whose run asks for 3.36 GB (a Tile of the 3-element input): above the probe's cap."""
+    reps = numpy_helper.from_array(np.array([repeats], np.int64), "reps")
+    nodes = [h.make_node("Tile", ["X", "reps"], ["t"]), _scaler("t", "Y")]
+    return _model(nodes, [h.make_tensor_value_info("X", T.FLOAT, ["N"])],
+                  [h.make_tensor_value_info("Y", T.FLOAT, [])], [reps])

@@ -17,7 +17,7 @@ from pathlib import Path
 import onnx
 import pytest
 import pytest_lsp
-from hostile_models import endless_loop, long_names
+from hostile_models import endless_loop, long_names, tile_bomb
 from lsp_support import SERVER, open_binary, push_capabilities, start, until
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
@@ -115,6 +115,14 @@ def test_the_probe_child_has_its_own_cpu_deadline_and_a_fixed_memory_cap(save):
     finally:
         os.killpg(cli.pid, signal.SIGKILL)
         cli.wait()
+
+
+def test_a_run_that_asks_for_more_than_the_cap_fails_inside_it(cli, save):
+    """The cap is fixed: 3.36 GB for a 166-byte model is refused (the old cap, 4 GiB + 4x the file, let it
+    peak at 3.4 GB), and the note says why."""
+    diags = cli("check", str(save(tile_bomb())), "--output-format", "json").json()
+    [note] = [d for d in diags if d["code"] == "OL007"]
+    assert "onnxruntime run: the run ran out of its memory cap (3 GiB of address space)" in note["message"]
 
 
 def test_a_model_too_large_for_the_memory_cap_is_refused_before_it_runs(save, monkeypatch):
