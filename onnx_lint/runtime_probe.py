@@ -45,6 +45,7 @@ RUN_SIZES = ((3, 5, 7, 11, 13, 17, 19, 23), (4, 6, 10, 12, 14, 18, 20, 22))
 RUN_DATA = ((1, 1.0), (2, 10.0), (3, 10.0))
 _FLOATS = {1: "float32", 10: "float16", 11: "float64"}
 _INTEGERS = {2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 12: "uint32", 13: "uint64"}
+_INTEGER_DTYPES = frozenset(_INTEGERS.values())
 BOOL = 9
 # Integer and bool inputs whose name reads as a mask get 1 (attend); other integers are ids and indices.
 _MASK = re.compile(r"mask", re.IGNORECASE)
@@ -71,7 +72,13 @@ for run in request["runs"]:
             feeds[name] = rng.uniform(-run["scale"], run["scale"], shape).astype(dtype)
         else:
             feeds[name] = np.full(shape, fill, dtype=dtype)
-    results = session.run(request["outputs"], feeds)
+    try:
+        results = session.run(request["outputs"], feeds)
+    except Exception:
+        if not run.get("optional"):
+            raise
+        answers.append(None)  # an optional run that fails only leaves its question open
+        continue
     answers.append([[list(np.asarray(r).shape), str(np.asarray(r).dtype)] for r in results])
 sys.stdout.write(json.dumps(answers))
 """
@@ -84,8 +91,8 @@ class ProbeFact:
     info: TensorInfo
     sizes: tuple[tuple[int, int], ...]  # the dim in run A and run B (other sizes, other data)
     follows: tuple[str | None, ...]  # the input dim (its name, or "input 'x' dim 0") each dim follows
-    # Per dim: run C (run A's sizes and conditions, other data) gave another value than run A, so the
-    # dim depends on the data, not (only) on the input dims.
+    # Per dim: run C (run A's sizes and conditions, other float data) or run E (other integer ids) gave
+    # another value than run A, so the dim depends on the data, not (only) on the input dims.
     data_dependent: tuple[bool, ...] = ()
     # Per dim: run D (run A's sizes and data, every bool condition flipped) gave another value: the dim
     # depends on which branch of an If runs. ``branch_sizes`` holds the dim in runs A and D.
@@ -136,7 +143,9 @@ def _fill(name: str, elem_type: int) -> tuple[str, tuple[object, object, object]
 def _feeds(loaded: LoadedModel) -> tuple[list[dict], dict[str, tuple[int, int]]] | str:
     """Synthetic inputs for the runs, and the sizes each input dim got in runs A and B; or why none.
 
-    Runs A, B and C always; run D (run A with every bool condition flipped) only for a model with one.
+    Runs A, B and C always; run D (run A with every bool condition flipped) only for a model with one;
+    run E (run A with integer ids of 1 instead of 0) only for a model with such inputs, and optional: an
+    id of 1 may be past the end of a one-row table, and then E answers nothing.
     """
     graph = loaded.model.graph
     initializers = {i.name for i in graph.initializer}
@@ -178,12 +187,17 @@ def _feeds(loaded: LoadedModel) -> tuple[list[dict], dict[str, tuple[int, int]]]
     if conditions:  # run D: run A exactly, but the other branch of each condition
         flipped = {name: (dtype, shape, (not fill) if name in conditions else fill)
                    for name, (dtype, shape, fill) in runs[0]["feeds"].items()}
-        runs.append({**runs[0], "feeds": flipped})
+        runs.append({**runs[0], "feeds": flipped, "kind": "branch"})
+    ids = [name for name, (dtype, _, fill) in runs[0]["feeds"].items() if dtype in _INTEGER_DTYPES and fill == 0]
+    if ids:  # run E: run A with ids of 1, so a size read from an integer input is not taken for a constant
+        other = {name: (dtype, shape, 1 if name in ids else fill)
+                 for name, (dtype, shape, fill) in runs[0]["feeds"].items()}
+        runs.append({**runs[0], "feeds": other, "kind": "ids", "optional": True})  # 1 may be past a table's end
     return runs, {key: (named[0][key], named[1][key]) for key in named[0]}
 
 
 def probe(loaded: LoadedModel, outputs: list[str]) -> ProbeResult:
-    """Run the model three times on synthetic inputs; facts for ``outputs`` or the reason there are none."""
+    """Run the model three to five times on synthetic inputs; facts for ``outputs`` or why there are none."""
     refusal = probe_refusal(loaded)
     if refusal is not None:
         return ProbeResult({}, refusal)
@@ -201,13 +215,14 @@ def probe(loaded: LoadedModel, outputs: list[str]) -> ProbeResult:
         answers = json.loads(done.stdout)
     except ValueError:
         return ProbeResult({}, "the run gave no readable answer")
+    extra = {run.get("kind"): answer for run, answer in zip(runs[3:], answers[3:])}
     conditions = tuple(name for name, (_, _, fill) in runs[3]["feeds"].items() if fill is False) \
-        if len(runs) > 3 else ()
-    return _facts(outputs, answers, dims, conditions)
+        if "branch" in extra else ()
+    return _facts(outputs, answers[:3], dims, conditions, extra.get("branch"), extra.get("ids"))
 
 
-def _facts(outputs: list[str], answers: list, dims: dict[str, tuple[int, int]],
-           conditions: tuple[str, ...] = ()) -> ProbeResult:
+def _facts(outputs: list[str], answers: list, dims: dict[str, tuple[int, int]], conditions: tuple[str, ...] = (),
+           branch: list | None = None, ids: list | None = None) -> ProbeResult:
     """Only what follows the inputs is a fact: a dim that tracks one dynamic input dim in every run, or
     that is the same constant in all runs (other sizes, other data, other branches); anything else is
     unknown, and a dim that changes with the branch alone is marked as such."""
@@ -215,28 +230,30 @@ def _facts(outputs: list[str], answers: list, dims: dict[str, tuple[int, int]],
     result = ProbeResult({}, conditions=conditions)
     for index, name in enumerate(outputs):
         (shape_a, dtype), (shape_b, _), (shape_c, _) = (answers[run][index] for run in range(3))
-        shape_d = answers[3][index][0] if len(answers) > 3 else shape_a
+        shape_d = branch[index][0] if branch is not None else shape_a
+        shape_e = ids[index][0] if ids is not None else shape_a
         if len(shape_a) != len(shape_d):
             result.unstable[name] = (f"its rank depends on which If branch runs: {len(shape_a)} with "
                                      f"{_named(conditions)} true, {len(shape_d)} with {_named(conditions)} false")
             continue
-        if not len(shape_a) == len(shape_b) == len(shape_c):
-            ranks = sorted({len(shape_a), len(shape_b), len(shape_c)})
+        if not len(shape_a) == len(shape_b) == len(shape_c) == len(shape_e):
+            ranks = sorted({len(shape_a), len(shape_b), len(shape_c), len(shape_e)})
             result.unstable[name] = f"its rank changes with the data ({' or '.join(map(str, ranks))})"
             continue
         out: list[Dim] = []
         follows: list[str | None] = []
-        for a, b, c, d in zip(shape_a, shape_b, shape_c, shape_d):
-            key = by_size[0].get(a) if by_size[0].get(a) == by_size[1].get(b) and a == c == d else None
+        for a, b, c, d, e in zip(shape_a, shape_b, shape_c, shape_d, shape_e):
+            key = by_size[0].get(a) if by_size[0].get(a) == by_size[1].get(b) and a == c == d == e else None
             follows.append(key)
-            if a == b == c == d:
+            if a == b == c == d == e:
                 out.append(a)
             elif key is not None and not key.startswith("input '"):
                 out.append(key)  # the producer's own dim name
             else:
                 out.append(None)
         result.facts[name] = ProbeFact(TensorInfo(_elem_type(dtype), tuple(out)), tuple(zip(shape_a, shape_b)),
-                                       tuple(follows), tuple(a != c for a, c in zip(shape_a, shape_c)),
+                                       tuple(follows),
+                                       tuple(a != c or a != e for a, c, e in zip(shape_a, shape_c, shape_e)),
                                        tuple(a != d for a, d in zip(shape_a, shape_d)),
                                        tuple(zip(shape_a, shape_d)))
     return result

@@ -123,3 +123,18 @@ def tile_bomb(repeats: int = 280_000_000) -> onnx.ModelProto:
     nodes = [h.make_node("Tile", ["X", "reps"], ["t"]), _scaler("t", "Y")]
     return _model(nodes, [h.make_tensor_value_info("X", T.FLOAT, ["N"])],
                   [h.make_tensor_value_info("Y", T.FLOAT, [])], [reps])
+
+
+def topk_from_input() -> onnx.ModelProto:
+    """TopK whose k is an int64 input: the output's size is that input's value (declared rank 0)."""
+    nodes = [_scaler("X", "s"), h.make_node("TopK", ["s", "k"], ["top", "index"]), _scaler("top", "Y")]
+    inputs = [h.make_tensor_value_info("X", T.FLOAT, [10]), h.make_tensor_value_info("k", T.INT64, [1])]
+    return _model(nodes, inputs, [h.make_tensor_value_info("Y", T.FLOAT, [])])
+
+
+def one_row_table() -> onnx.ModelProto:
+    """Gather from a one-row table by int64 ids: only id 0 is valid (declared rank 0)."""
+    table = numpy_helper.from_array(np.ones((1, 4), np.float32), "table")
+    nodes = [h.make_node("Gather", ["table", "ids"], ["rows"]), _scaler("rows", "Y")]
+    return _model(nodes, [h.make_tensor_value_info("ids", T.INT64, ["batch"])],
+                  [h.make_tensor_value_info("Y", T.FLOAT, [])], [table])

@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 import pytest
 from conftest import output_dims
-from hostile_models import branch_model, data_dependent, token_model
+from hostile_models import branch_model, data_dependent, one_row_table, token_model, topk_from_input
 
 pytest.importorskip("onnxruntime")
 
@@ -92,3 +92,19 @@ def test_dims_that_depend_on_the_if_branch_are_named_in_an_info_note(cli, save):
         session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
         [y] = session.run(None, {"X": np.ones((3, 8), np.float32), "use_cache": np.array(use_cache)})
         assert y.shape == (3, width)
+
+
+def test_a_size_read_from_an_integer_input_is_not_a_constant(cli, save):
+    """k = 0 in every run but one: the output's size follows k's value, so no number is written."""
+    path = save(topk_from_input())
+    assert cli("check", str(path), "--fix").code == 0
+    assert output_dims(path) == [None]
+    for k in (1, 4, 10):
+        assert _contradictions(path, {"X": np.arange(10, dtype=np.float32), "k": np.array([k])}) == []
+
+
+def test_ids_past_a_one_row_table_cost_no_facts(cli, save):
+    """The run with ids of 1 fails on a one-row table; the other runs still shape the output."""
+    path = save(one_row_table())
+    [diag] = cli("check", str(path), "--output-format", "json").json()
+    assert diag["code"] == "OL001" and diag["engine"] == "onnxruntime run" and "float[batch, 4]" in diag["message"]
