@@ -106,19 +106,18 @@ def too_large(size: int) -> str | None:
 
 
 def run_child(program: str, request: object, payload: bytes = b"", *, timeout: float, label: str,
-              memory: int | None = MEMORY_CAP_BYTES) -> ChildOutcome:
+              memory: int = MEMORY_CAP_BYTES) -> ChildOutcome:
     """Run ``program`` in a sandboxed child (see the module's docstring) and wait at most ``timeout`` s.
 
     ``label`` is a fixed word (``runtime-probe``, ``quantize-validation``) that follows ``CHILD_MARK`` in the
     child's argv, so that ``ps`` (and a test) can tell our children apart; no request data goes there.
-
-    ``memory=None`` leaves the address space unbounded (only for children that load models the
-    user asked to process, such as quantize's validation, under their own documented cap).
+    ``memory`` is the address-space cap in bytes: ``MEMORY_CAP_BYTES`` unless the caller documents its own
+    (quantize's validation holds two models and their outputs).
     """
     env = dict(os.environ)
     env.update(ONE_THREAD_ENV)
     env["ONNX_LINT_PARENT_PID"] = str(os.getpid())
-    env["ONNX_LINT_LIMITS"] = f"{int(timeout) + CPU_GRACE_S},{memory or 0}"
+    env["ONNX_LINT_LIMITS"] = f"{int(timeout) + CPU_GRACE_S},{memory}"
     header = json.dumps({"program": program, "request": request}).encode() + b"\n"
     process = subprocess.Popen([sys.executable, "-c", _BOOTSTRAP, CHILD_MARK, label], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
