@@ -38,7 +38,8 @@ def test_performance_benchmark_smoke(tmp_path):
     table = _smoke("benchmarks/run.py", tmp_path, timeout=900)
     for row in ("mlp-1000", "transformer-1000-weak", "conv-symbolic-hw", "symbolic-fallback", "external-1gb",
                 "external-chain-1000", "external-chain-1000-weak", "resnet18-dynamo-style", "| resnet18_stale_output |",
-                "`--jobs 1` vs `--jobs 2`", "cold cache vs warm cache"):
+                "`--jobs 1` vs `--jobs 2`", "cold cache vs warm cache", "small-initializers-2000-weak",
+                "| llm-7b-shaped |", "llm-7b-shaped-weak", "`check --timings` on the slowest of the largest models"):
         assert row in table
 
 
