@@ -301,7 +301,11 @@ def _run_jobs(jobs: list[Job], requested: int) -> list:
             import onnx_lint.fixer
             import onnx_lint.rules.registry  # noqa: F401
         context = multiprocessing.get_context("fork" if fork else "spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        from onnx_lint.sandbox import die_with_parent
+
+        # A worker dies with the CLI (its probe children die with it in turn), even on SIGKILL.
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=die_with_parent,
+                                 initargs=(os.getpid(),)) as pool:
             chunk = max(1, len(misses) // (workers * 8))
             for i, result in zip(misses, pool.map(process_job, [jobs[i] for i in misses], chunksize=chunk)):
                 results[i] = result

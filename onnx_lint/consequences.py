@@ -52,13 +52,13 @@ def model_accepted(loaded: LoadedModel) -> tuple[bool, str]:
     ONNX Runtime is asked in a child process (a crash is an answer, not our crash); without
     onnxruntime installed, the checker's word is all there is.
     """
-    from onnx_lint.runtime_check import runtime_available, runtime_load_error
+    from onnx_lint.runtime_check import runtime_available, runtime_checkable, runtime_load_error
 
     external = loaded.has_external_data
     checker = full_checker_error(loaded.path, loaded.scope_paths) if external else full_checker_error(loaded.data)
     if checker is not None:
         return False, f"onnx.checker fails: {checker}"
-    if external or not runtime_available():
+    if external or not runtime_available() or not runtime_checkable(loaded.path):
         return True, "onnx.checker (full) accepts it"
     error = runtime_load_error(loaded.path)
     if error is not None:

@@ -202,15 +202,15 @@ class LintContext:
                         a, b = run[1]
                         decl.conflicts.append(DimConflict(
                             i, want, got, "name",
-                            f"declared '{want}' but {_run_clause(run[0], a, b)}"))
+                            f"declared '{want}' but {_run_clause(run[0], a, b, run[2])}"))
                     elif (run is None and decl.kind == "output" and decl.graph == ROOT
                             and want in self.input_dim_claims and got != want):
                         claims.append((decl, i))  # not confirmed by plain inference: prove or refute
                     continue
                 if (isinstance(want, int) and want >= 0 and run is not None
-                        and (run[0] is not None or run[1][0] != run[1][1])):
+                        and (run[0] is not None or run[1][0] != run[1][1] or run[2])):
                     a, b = run[1]
-                    decl.conflicts.append(DimConflict(i, want, got, "dynamic", _run_clause(run[0], a, b)))
+                    decl.conflicts.append(DimConflict(i, want, got, "dynamic", _run_clause(run[0], a, b, run[2])))
                     continue
                 if not isinstance(want, int) or want < 0:
                     continue  # negative dims are OL101's business, not a conflict
@@ -229,14 +229,18 @@ class LintContext:
         self._check_claims(claims)
         self._check_param_reuse(decls)
 
-    def _run_evidence(self, decl: Declaration, index: int) -> tuple[str | None, tuple[int, int]] | None:
-        """For a dim the model run derived: the input dim it follows (or None) and its two sizes."""
+    def _run_evidence(self, decl: Declaration, index: int) -> tuple[str | None, tuple[int, int], bool] | None:
+        """For a dim the model run derived: the input dim it follows (or None), its sizes in runs A and B,
+        and whether it changed with the data alone."""
         if decl.engine != ENGINE_RUN or self.oracle.probe_result is None:
             return None
         fact = self.oracle.probe_result.facts.get(decl.name)
         if fact is None or len(fact.sizes) <= index:
             return None
-        return fact.follows[index], fact.sizes[index]
+        if len(fact.branch_dependent) > index and fact.branch_dependent[index]:
+            return None  # no single size is true of both branches: OL007 says so instead
+        varies = fact.data_dependent[index] if len(fact.data_dependent) > index else False
+        return fact.follows[index], fact.sizes[index], varies
 
     def _check_claims(self, claims: list[tuple[Declaration, int]]) -> None:
         """docs/design.md, "Symbolic names are claims too": a declared input dim name must have its size.
@@ -571,8 +575,11 @@ class LintContext:
         return tensor
 
 
-def _run_clause(follows: str | None, a: int, b: int) -> str:
-    """What two ONNX Runtime runs showed about one dim."""
+def _run_clause(follows: str | None, a: int, b: int, data_dependent: bool = False) -> str:
+    """What the ONNX Runtime runs showed about one dim."""
+    if data_dependent:
+        return (f"it depends on the input data, not only on the input dims: ONNX Runtime returns {a} and "
+                f"{b} in two runs and another value with other data at the same sizes")
     if follows is None:
         return f"ONNX Runtime returns {a} and {b} in two runs" if a != b else f"ONNX Runtime returns {a}"
     shown = follows if follows.startswith("input '") else f"input dim '{follows}'"

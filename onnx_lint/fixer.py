@@ -21,7 +21,7 @@ from onnx_lint.errors import FixError
 from onnx_lint.linter import Enabled, run_rules
 from onnx_lint.model_io import LoadedModel, StagedWrite
 from onnx_lint.rule_api import Rule
-from onnx_lint.runtime_check import runtime_available, runtime_load_error
+from onnx_lint.runtime_check import runtime_available, runtime_checkable, runtime_load_error
 from onnx_lint.timings import FIX_PLAN, FIX_WRITE, timed
 
 # ONNX Runtime session creation grows superlinearly with graph size; above this the check is skipped.
@@ -177,7 +177,7 @@ def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True)
 
 
 def _runtime_checkable(loaded: LoadedModel) -> bool:
-    if loaded.has_external_data or not runtime_available():
+    if loaded.has_external_data or not runtime_available() or not runtime_checkable(loaded.path):
         return False
     return sum(len(scope.graph.node) for scope in loaded.scopes) <= RUNTIME_CHECK_MAX_NODES
 

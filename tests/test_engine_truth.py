@@ -340,17 +340,17 @@ def test_runtime_probe_off_by_config(cli, save, tmp_path):
     assert "OL001" not in {d["code"] for d in run.json()} and run.code == 0
 
 
-def test_probe_says_why_it_cannot_run_an_integer_input_model(cli, save):
-    """Integer inputs have no safe synthetic value: the OL007 note says so."""
+def test_probe_says_why_it_cannot_run_a_string_input_model(cli, save):
+    """String inputs have no safe synthetic value (integers do: ids get 0, masks 1): the OL007 note says so."""
     node = h.make_node("Lookup", ["X"], ["Y"], domain="com.example")
-    graph = h.make_graph([node], "g", [h.make_tensor_value_info("X", T.INT64, ["N"])],
+    graph = h.make_graph([node], "g", [h.make_tensor_value_info("X", T.STRING, ["N"])],
                          [h.make_tensor_value_info("Y", T.INT64, [1])])
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.example", 1)],
                          ir_version=8)
     path = save(model)
     diags = cli("check", str(path), "--output-format", "json").json()
     [note] = [d for d in diags if d["code"] == "OL007"]
-    assert "onnxruntime run: input 'X' is not a float tensor (no safe synthetic value)" in note["message"]
+    assert "onnxruntime run: input 'X' is a STRING tensor (no safe synthetic value)" in note["message"]
 
 
 def _two_outputs(second: str):

@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -92,7 +92,10 @@ class Session:
 
     def selection(self, path: Path) -> RuleSelection:
         """The rules for ``path`` from the settings index (no configuration file is read when it is known)."""
-        return self.index.selection(path, self.settings, ALL_CODES)
+        selection = self.index.selection(path, self.settings, ALL_CODES)
+        if not self.settings.workspace_trusted:  # an untrusted model is never run
+            selection = replace(selection, runtime_probe=False)
+        return selection
 
     async def outcome(self, path: Path) -> Outcome:
         """The current outcome for a file: from the cache, or from a lint already running, or a new lint."""

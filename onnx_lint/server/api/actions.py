@@ -44,8 +44,8 @@ def _wants(only: list[str] | None, kind: str) -> bool:
 async def code_actions(session: Session, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     """One quick fix per fixable diagnostic in range (or asked for), and one fix-all."""
     path, is_view = model_path(params.text_document.uri)
-    if path is None:
-        return []
+    if path is None or not session.settings.workspace_trusted:
+        return []  # an untrusted workspace is never written to
     outcome, view = await session.view(path) if is_view else (await session.outcome(path), None)
     model_uri = model_file_uri(path)
     asked = {tuple(d.data["key"]) for d in params.context.diagnostics
@@ -73,8 +73,17 @@ async def code_actions(session: Session, params: lsp.CodeActionParams) -> list[l
     return actions
 
 
+def refuse_untrusted(session: Session, what: str) -> None:
+    """An untrusted workspace gets a static lint only: no command that runs a model or writes a file."""
+    reason = session.settings.untrusted_reason
+    if reason is not None:
+        session.tell(f"onnx-lint does not {what} in an untrusted workspace", lsp.MessageType.Warning)
+        raise request_failed(f"cannot {what}: {reason}")
+
+
 async def fix(session: Session, path: Path, only: list[list] | None) -> dict:
     """Fix all (``only`` None) or the listed findings of a model; show the new diagnostics."""
+    refuse_untrusted(session, "fix")
     try:
         selection = session.selection(path)
         data = await session.pool.run(jobs.fix_job, str(path), list(selection.enabled), only,
@@ -159,6 +168,7 @@ class _QuantizeProgress:
 
 async def quantize(session: Session, path: Path, options: dict[str, Any]) -> dict:
     """Quantize a model to a new file in a worker of its own, with progress and cancel."""
+    refuse_untrusted(session, "quantize")
     merged = {**session.settings.quantize, **options}
     try:
         output = quantize_output(path, merged.pop("output", None) or None, session.index.folder_of(path))

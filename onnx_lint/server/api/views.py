@@ -75,7 +75,8 @@ def register(server: OnnxLintServer) -> None:
         outcome = await session.outcome(path)
         uri = model_file_uri(path)
         return {"uri": uri, "summary": outcome.summary,
-                "diagnostics": _as_json(session.diagnostics_for(outcome, uri, path, None))}
+                "diagnostics": _as_json(session.diagnostics_for(outcome, uri, path, None)),
+                "trusted": session.settings.workspace_trusted, "restricted": session.settings.untrusted_reason}
 
     @server.command("onnx-lint.findingGraph")
     async def finding_graph(ls: OnnxLintServer, *arguments: Any) -> dict:
