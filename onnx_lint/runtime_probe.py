@@ -75,6 +75,7 @@ class ProbeFact:
 class ProbeResult:
     facts: dict[str, ProbeFact]
     reason: str | None = None  # why there are no facts
+    expired: bool = False  # the run was stopped at its time limit
 
 
 def probe_refusal(loaded: LoadedModel) -> str | None:
@@ -125,7 +126,7 @@ def _feeds(loaded: LoadedModel) -> tuple[list[dict], dict[str, tuple[int, int]]]
     return runs, {key: (named[0][key], named[1][key]) for key in named[0]}
 
 
-def probe(loaded: LoadedModel, outputs: list[str]) -> ProbeResult:
+def probe(loaded: LoadedModel, outputs: list[str], timeout: float = TIMEOUT_S) -> ProbeResult:
     """Run the model twice on synthetic inputs; facts for ``outputs`` or the reason there are none."""
     refusal = probe_refusal(loaded)
     if refusal is not None:
@@ -137,9 +138,9 @@ def probe(loaded: LoadedModel, outputs: list[str]) -> ProbeResult:
     request = json.dumps({"outputs": outputs, "runs": runs})
     try:
         done = subprocess.run([sys.executable, "-c", _CHILD, str(MEMORY_BYTES + len(loaded.data) * 4), request],
-                              input=loaded.data, capture_output=True, timeout=TIMEOUT_S, check=False)
+                              input=loaded.data, capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
-        return ProbeResult({}, f"the run did not finish within {TIMEOUT_S:.0f} s")
+        return ProbeResult({}, f"the run did not finish within its budget of {timeout:.3g} s", expired=True)
     if done.returncode != 0:
         return ProbeResult({}, _failure(done.returncode, done.stderr.decode("utf-8", "replace")))
     try:

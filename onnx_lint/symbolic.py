@@ -1,0 +1,97 @@
+"""ONNX Runtime's symbolic shape inference, run under a budget it cannot escape.
+
+The engine is pure Python over sympy; on some real graphs (torchvision's R-CNN heads) a
+single call into sympy runs for minutes, where no cooperative check can reach it. It
+therefore runs in a killable child (``onnx_lint.budgeted``): when its budget runs out
+the child is killed and the lint goes on with what the other engines derived.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import onnx
+
+from onnx_lint.budgeted import run_in_child
+from onnx_lint.errors import first_line
+from onnx_lint.limits import engine_headroom, memory_ceiling
+
+# Each round of the symbolic engine restarts after one batch of dim merges; real models need a few.
+MAX_SYMBOLIC_ROUNDS = 64
+_MODEL, _FAILURE = b"M", b"E"
+
+
+@dataclass(frozen=True)
+class SymbolicFailure:
+    """Why the engine gave no model; ``expired`` when it was stopped at its budget."""
+
+    message: str
+    expired: bool = False
+
+
+def run_symbolic_budgeted(model: onnx.ModelProto, budget_s: float,
+                          cancelled: Callable[[], bool] | None = None) -> onnx.ModelProto | SymbolicFailure:
+    """``run_symbolic_inference(model)`` in a child killed after ``budget_s`` seconds."""
+    outcome = run_in_child("onnx_lint.symbolic:infer_in_child", model.SerializeToString(), budget_s, cancelled)
+    if outcome.payload is None:
+        return SymbolicFailure(outcome.reason, outcome.expired)
+    kind, body = outcome.payload[:1], outcome.payload[1:]
+    if kind == _MODEL:
+        return onnx.ModelProto.FromString(body)
+    return SymbolicFailure(body.decode("utf-8", "replace") or "gave no answer")
+
+
+def infer_in_child(request: bytes) -> bytes:
+    """The child's side: a serialized model in, the inferred model (or the failure) out."""
+    result = run_symbolic_inference(onnx.ModelProto.FromString(request))
+    if isinstance(result, str):
+        return _FAILURE + result.encode()
+    return _MODEL + result.SerializeToString()
+
+
+def run_symbolic_inference(model: onnx.ModelProto) -> onnx.ModelProto | str:
+    """ONNX Runtime's symbolic shape inference without its file-writing failure path (in this process).
+
+    Returns the (possibly partial) inferred model, or a message saying why it failed.
+    ``SymbolicShapeInference.infer_shapes`` saves ``sym_shape_infer_temp.onnx`` into the
+    current directory when it gives up; the loop below is the same algorithm minus that.
+    """
+    try:
+        from onnx_lint.ort_symbolic import symbolic_shape_infer
+
+        module = symbolic_shape_infer()  # without onnxruntime's packages, which import torch
+        SymbolicShapeInference, get_opset = module.SymbolicShapeInference, module.get_opset
+    except Exception as exc:  # onnxruntime or sympy missing
+        return f"not available ({first_line(exc)}); install onnx-lint[runtime]"
+    logger = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")
+    previous = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        opset = get_opset(model)
+        if not opset or opset < 7:
+            return "needs opset 7 or newer"
+        engine = SymbolicShapeInference(2**31 - 1, True, False, 0)
+        with memory_ceiling(engine_headroom(model.ByteSize())), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # numpy's overflow warnings on huge dims are noise to a user
+            engine._preprocess(model)
+            for _ in range(MAX_SYMBOLIC_ROUNDS):
+                merges = dict(engine.suggested_merge_)
+                engine._infer_impl()
+                if not engine.run_:
+                    break
+                if engine.suggested_merge_ == merges:  # ONNX Runtime's own loop would never end here
+                    return "made no progress (an untyped value it cannot merge); stopped"
+            else:
+                return f"did not converge in {MAX_SYMBOLIC_ROUNDS} rounds; stopped"
+            engine._update_output_from_vi()
+        return engine.out_mp_
+    except MemoryError:
+        return "ran out of memory (a dim too large to compute with); stopped"
+    except Exception as exc:
+        message = first_line(exc)
+        return message if message == type(exc).__name__ else f"{type(exc).__name__}: {message}"
+    finally:
+        logger.setLevel(previous)
