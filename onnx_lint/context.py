@@ -178,9 +178,13 @@ class LintContext:
         ]
         if not needy:
             return
-        self.oracle.ensure_symbolic(self.budget_s)
+        self.oracle.ensure_loop_ranks()  # as cheap as ONNX's inference: first
         for decl in needy:
             decl.derived, decl.engine = self.oracle.derived(decl.graph, decl.name)
+        if any(d.underivable for d in needy):
+            self.oracle.ensure_symbolic(self.budget_s)
+            for decl in needy:
+                decl.derived, decl.engine = self.oracle.derived(decl.graph, decl.name)
         self._fallback_to_run([d for d in needy if d.kind == "output" and d.underivable])
         self.unproven = [d for d in needy if d.underivable]
 

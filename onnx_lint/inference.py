@@ -28,6 +28,7 @@ from onnx_lint.errors import first_line, untagged
 from onnx_lint.forked import ForkedCall
 from onnx_lint.graphs import ROOT, iter_scopes, resolve_graph, scopes_at
 from onnx_lint.limits import engine_headroom, memory_ceiling
+from onnx_lint.loop_ranks import ENGINE_LOOP_RANK, carried_rank_hints
 from onnx_lint.model_io import LoadedModel
 from onnx_lint.runtime_probe import ENGINE_RUN, ProbeResult, probe
 from onnx_lint.shapes import TensorInfo, tensor_info
@@ -330,6 +331,8 @@ class ShapeOracle:
     # Seconds ONNX's own inference took here (the yardstick of the slower engines' budget).
     bare_seconds: float = 0.0
     expired: list[Expiry] = field(default_factory=list)
+    # The main graph's values inferred again with Loop-carried ranks from the bodies (see loop_ranks).
+    _loop_ranked: Mapping[str, onnx.ValueInfoProto] | None = None
     # False only for ``rebind``, which hands over the facts derived for the original model.
     derive: InitVar[bool] = True
 
@@ -382,6 +385,12 @@ class ShapeOracle:
         info = self._info_cache[key]
         if info is not None and info.rank is not None:
             return info, ENGINE_ONNX
+        ranked = self._loop_ranked.get(name) if graph == ROOT and self._loop_ranked is not None else None
+        if ranked is not None and ranked.HasField("type"):
+            found = tensor_info(ranked.type)
+            if found is not None and found.rank is not None:
+                return TensorInfo(info.elem_type if info and info.elem_type else found.elem_type,
+                                  found.dims), ENGINE_LOOP_RANK
         if graph == ROOT and self._symbolic is not None and name in self._symbolic:
             sym = self._symbolic[name]
             merged = TensorInfo(info.elem_type if info and info.elem_type else sym.elem_type, sym.dims)
@@ -400,6 +409,31 @@ class ShapeOracle:
         if isinstance(tensor, onnx.SparseTensorProto):
             return TensorInfo(tensor.values.data_type, tuple(tensor.dims))
         return TensorInfo(tensor.data_type, tuple(tensor.dims)) if tensor is not None else None
+
+    # -- Loop-carried ranks (before any slower engine) -----------------------------
+    def ensure_loop_ranks(self) -> None:
+        """Infer the main graph once more with the ranks Loop bodies prove for their carried outputs.
+
+        As cheap as the first inference, and only when a Loop output was left without a rank.
+        """
+        if self._loop_ranked is not None or self.inferred is None:
+            return
+        self._loop_ranked = {}
+        initializers = {t.name: t for t in self.inferred.graph.initializer}
+        hints = list(carried_rank_hints(self.inferred, self._values, initializers))
+        if not hints:
+            return
+        model = onnx.ModelProto.FromString(self._stripped_bytes)
+        outputs = {v.name: v for v in model.graph.output}
+        for hint in hints:  # a graph output's own type is what inference reports for it
+            if hint.name in outputs:
+                outputs[hint.name].type.CopyFrom(hint.type)
+            else:
+                model.graph.value_info.append(hint)
+        try:
+            self._loop_ranked = collect_values(run_onnx_inference(model), [ROOT]).get(ROOT, {})
+        except Exception as exc:
+            self.notes.append(EngineNote(ENGINE_LOOP_RANK, first_line(exc)))
 
     # -- ONNX Runtime symbolic inference (fallback) -----------------------------
     def ensure_symbolic(self, budget_s: float) -> None:
