@@ -325,6 +325,20 @@ async def test_configuration_is_read_once_and_again_after_a_change_or_save(clien
     assert d.code == "OL001"
 
 
+async def test_the_configured_inference_budget_applies_in_the_editor(client, tmp_path):
+    """``inference-budget`` from the configuration file bounds the slow engines in the server too: the
+    stopped engine's note is a diagnostic, and nothing it would have proven is claimed."""
+    from test_budget import two_outputs
+
+    (tmp_path / "onnx-lint.toml").write_text('inference-budget = 0.001\nignore = ["OL003"]\n')
+    model = _save(two_outputs(), tmp_path / "two.onnx")
+    open_binary(client, model)
+    found = await diagnostics_for(client, model.as_uri(), bool)
+    codes = sorted((d.code, d.severity) for d in found)
+    assert ("OL008", lsp.DiagnosticSeverity.Information) in codes
+    assert [d.message.split("'")[1] for d in found if d.code == "OL001"] == ["Z"]
+
+
 async def test_clients_that_cannot_watch_files_still_see_configuration_changes(polling_client, tmp_path):
     client = polling_client
     config = tmp_path / "onnx-lint.toml"

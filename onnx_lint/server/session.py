@@ -143,11 +143,12 @@ class Session:
                 problem = unreadable_diagnostic(str(path), f"cannot read: {exc.strerror}")
                 return Outcome("unreadable", enabled, [problem])
             self.cache.remember_digest(path, stat, digest)
-        cached = self.cache.get(digest, enabled, probe)
+        cached = self.cache.get(digest, enabled, probe, selection.inference_budget)
         if cached is not None:
             return cached
         diagnostics, errors, summary = await self._run_lint(path, selection)
-        outcome = Outcome(digest, enabled, diagnostics, errors, summary, runtime_probe=probe)
+        outcome = Outcome(digest, enabled, diagnostics, errors, summary, runtime_probe=probe,
+                          inference_budget=selection.inference_budget)
         self.cache.put(outcome)
         return outcome
 
@@ -155,7 +156,7 @@ class Session:
         timeout = self.settings.lint_timeout
         try:
             data = await self.pool.run(jobs.lint_job, str(path), list(selection.enabled), selection.runtime_probe,
-                                       timeout=timeout)
+                                       selection.inference_budget, timeout=timeout)
         except WorkerCrashed as exc:
             problem = f"onnx-lint's worker crashed while reading this model ({exc}); the model is malformed"
         except asyncio.TimeoutError:
