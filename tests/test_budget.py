@@ -193,3 +193,25 @@ def test_the_child_answers_through_its_pipe():
     assert outcome.ok and zlib.decompress(outcome.payload) == request
     failed = run_in_child("zlib:decompress", b"not zlib data", 60)
     assert not failed.ok and not failed.expired and "zlib.error" in failed.reason
+
+
+# -- the root cause: dim expressions that grow without bound ------------------------------------------
+
+def test_a_dim_expression_too_long_to_check_becomes_a_fresh_symbol():
+    """Concat along a dim of 40 inputs, each with a dynamic dim of its own: ORT's engine would carry
+    their 40-term sum onward (and hand it to sympy at every Slice); capped, it is one fresh symbol."""
+    pytest.importorskip("sympy")
+    from onnx_lint.symbolic import MAX_DIM_CHARS, run_symbolic_inference
+
+    names = [f"input_number_{i:02d}" for i in range(40)]
+    graph = h.make_graph(
+        [h.make_node("Concat", names, ["joined"], axis=0, name="Concat_0"),
+         h.make_node("Relu", ["joined"], ["Y"], name="Relu_0")], "wide",
+        [h.make_tensor_value_info(n, T.FLOAT, [f"length_of_{n}", 8]) for n in names],
+        [h.make_tensor_value_info("Y", T.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], ir_version=IR_VERSION)
+    assert sum(len(f"length_of_{n} + ") for n in names) > MAX_DIM_CHARS
+    result = run_symbolic_inference(model)
+    assert not isinstance(result, str), result
+    dims = tensor_info(next(v for v in result.graph.output if v.name == "Y").type).dims
+    assert dims[1] == 8 and isinstance(dims[0], str) and len(dims[0]) < 40 and "length_of" not in dims[0]
