@@ -8,6 +8,7 @@ the child is killed and the lint goes on with what the other engines derived.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import warnings
 from collections.abc import Callable
@@ -38,6 +39,9 @@ class SymbolicFailure:
 def run_symbolic_budgeted(model: onnx.ModelProto, budget_s: float,
                           cancelled: Callable[[], bool] | None = None) -> onnx.ModelProto | SymbolicFailure:
     """``run_symbolic_inference(model)`` in a child killed after ``budget_s`` seconds."""
+    missing = next((name for name in ("onnxruntime", "sympy") if importlib.util.find_spec(name) is None), None)
+    if missing is not None:  # said here: no child is started for an engine that is not installed
+        return SymbolicFailure(f"not available ({missing} is not installed); install onnx-lint[runtime]")
     outcome = run_in_child("onnx_lint.symbolic:infer_in_child", model.SerializeToString(), budget_s, cancelled)
     if outcome.payload is None:
         return SymbolicFailure(outcome.reason, outcome.expired)
