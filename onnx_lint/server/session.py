@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,7 +42,9 @@ ALL_CODES = list(CODES)
 
 
 def _pool_size() -> int:
-    return max(1, min(2, (os.cpu_count() or 1) - 1))
+    """Two workers, even on one or two cores: a long lint of one model (its slow engines bounded by the
+    inference budget) must not hold up the diagnostics of another."""
+    return 2
 
 
 @dataclass
