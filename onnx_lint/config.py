@@ -49,7 +49,7 @@ class Settings:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    # Run the model in ONNX Runtime for outputs no static engine shapes (SPEC 2 step 5).
+    # Run the model in ONNX Runtime for outputs no static engine shapes (docs/design.md, "the runtime probe").
     runtime_probe: bool = True
     # Seconds each slow inference engine may run on one model; None: set by the model's size.
     inference_budget: float | None = None
