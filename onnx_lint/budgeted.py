@@ -18,7 +18,6 @@ import ctypes
 import json
 import math
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -78,18 +77,20 @@ def run_in_child(target: str, request: bytes, budget_s: float,
         raise
     if child.returncode == 0:
         return ChildOutcome(out)
-    if child.returncode == -signal.SIGXCPU or child.returncode == -signal.SIGKILL:
+    if child.returncode in (-getattr(signal, "SIGXCPU", 0), -getattr(signal, "SIGKILL", 0)) and child.returncode:
         return ChildOutcome(None, f"did not finish within its budget of {budget_s:.3g} s", True)
     lines = err.decode("utf-8", "replace").strip().splitlines()
     return ChildOutcome(None, lines[-1][:300] if lines else f"the child exited with status {child.returncode}")
 
 
 def _kill_group(child: subprocess.Popen[bytes]) -> None:
-    """Kill the child's whole process group and reap the child."""
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    """Kill the child's whole process group (POSIX) and reap the child."""
+    killpg = getattr(os, "killpg", None)
+    if killpg is not None:
+        try:
+            killpg(child.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     child.kill()
     child.communicate()
 
@@ -112,7 +113,12 @@ def _child_main() -> None:
     stdin = sys.stdin.buffer
     header = json.loads(stdin.readline())
     cpu = int(header["cpu_s"])
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU at the soft limit, SIGKILL at the hard
+    try:
+        import resource  # POSIX only
+
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU at the soft limit, SIGKILL at the hard
+    except (ImportError, ValueError, OSError):
+        pass  # the parent's deadline still holds
     module_name, _, function_name = str(header["target"]).partition(":")
     import importlib
 
