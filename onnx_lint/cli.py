@@ -52,6 +52,9 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="with --fix, skip the ONNX Runtime load check of the fixed model")
     check.add_argument("--no-runtime-probe", action="store_true",
                        help="never run the model in ONNX Runtime to shape outputs no static engine derives")
+    check.add_argument("--inference-budget", type=_budget_arg, default=None, metavar="SECONDS",
+                       help="seconds each slow inference engine may run on one model "
+                            "(default: 10 s plus 10x ONNX's own inference time on it)")
     check.add_argument("--quiet", "-q", action="store_true", help="print diagnostics only, no summary")
     check.add_argument("--timings", nargs="?", const="text", choices=("text", "json"),
                        help="print where the time went (each engine step and rule, slowest first) to stderr; "
@@ -213,7 +216,18 @@ class Job:
     fingerprint: str
     runtime_check: bool
     runtime_probe: bool = True
+    inference_budget: float | None = None
     timings: bool = False
+
+
+def _budget_arg(value: str) -> float:
+    try:
+        budget = float(value)
+    except ValueError:
+        budget = 0.0
+    if not budget > 0 or budget != budget or budget == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {value!r}")
+    return budget
 
 
 def discover(paths: Sequence[str]) -> tuple[list[Path], list[str]]:
@@ -261,12 +275,13 @@ def _cmd_check(args: argparse.Namespace) -> int:
     files, missing = discover(args.paths)
     root = config_path.parent if config_path else Path.cwd()
     probe = settings.runtime_probe and not args.no_runtime_probe
-    fingerprint = repr((settings.select, settings.extend_select, settings.ignore, probe))
+    budget = args.inference_budget if args.inference_budget is not None else settings.inference_budget
+    fingerprint = repr((settings.select, settings.extend_select, settings.ignore, probe, budget))
     jobs = [
         Job(path, str(path), frozenset(c for c in all_codes
                                         if settings.enabled(c, all_codes, all_codes, path)),
             args.fix, args.diff, None if args.no_cache else root, fingerprint, not args.no_runtime_check, probe,
-            bool(args.timings))
+            budget, bool(args.timings))
         for path in files
     ]
     results = _run_jobs(jobs, args.jobs)
@@ -358,8 +373,10 @@ def _process_job(job: Job):
         from onnx_lint.rules import ALL_RULES
 
     try:
-        result, ctx = lint_file(job.path, job.display, ALL_RULES, enabled, runtime_probe=job.runtime_probe)
-        if ctx is not None and cache is not None and not result.internal_errors:
+        result, ctx = lint_file(job.path, job.display, ALL_RULES, enabled, runtime_probe=job.runtime_probe,
+                                inference_budget=job.inference_budget)
+        # A result an engine's budget cut short depends on the machine's load: never cached.
+        if ctx is not None and cache is not None and not result.internal_errors and not ctx.oracle.expired:
             cache.put(job.path, result.diagnostics, ctx.loaded.external_locations)
         if ctx is None or not (job.fix or job.diff):
             return result
@@ -445,6 +462,10 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'s' if count != 1 else ''}"
 
 
+# The rule that says an engine was stopped at its budget (kept here: the summary imports no rules).
+BUDGET_CODE = "OL008"
+
+
 def _summary(results: list, remaining: list, fixed: list, args: argparse.Namespace) -> str:
     """``Found 3 problems in 2 of 5 files checked.``: files *with* problems out of the files looked at."""
     checked = [r for r in results if not r.missing]
@@ -462,6 +483,10 @@ def _summary(results: list, remaining: list, fixed: list, args: argparse.Namespa
         parts = [f"Found {_plural(total, 'problem')} {where}: {len(fixed)} fixed, {problems} remaining{gone}."]
     else:
         parts = [f"Found {_plural(problems, 'problem')} {where}{gone}."]
+    cut_short = {d.file for d in remaining if d.code == BUDGET_CODE}
+    if cut_short:
+        parts.append(f"Not fully verified: {_plural(len(cut_short), 'file')} where an inference engine ran out of "
+                     f"its budget ({BUDGET_CODE}); the tensors it names are unproven, not clean.")
     fixable = sum(1 for d in remaining if d.fixable)
     if fixable and not args.fix:
         parts.append(f"[*] {fixable} fixable with the `--fix` option.")

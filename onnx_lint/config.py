@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from onnx_lint.budget import parse_budget
 from onnx_lint.errors import ConfigError
 
 if sys.version_info >= (3, 11):
@@ -31,7 +32,7 @@ else:  # pragma: no cover
 CONFIG_NAME = "onnx-lint.toml"
 PYPROJECT = "pyproject.toml"
 TABLE = "onnx-lint"
-KEYS = ("select", "extend-select", "ignore", "per-file-ignores", "runtime-probe")
+KEYS = ("select", "extend-select", "ignore", "per-file-ignores", "runtime-probe", "inference-budget")
 _SELECTOR = re.compile(r"ALL|[A-Z]+[0-9]*")
 
 
@@ -50,6 +51,8 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # Run the model in ONNX Runtime for outputs no static engine shapes (docs/design.md, "the runtime probe").
     runtime_probe: bool = True
+    # Seconds each slow inference engine may run on one model; None: set by the model's size.
+    inference_budget: float | None = None
     source: Path | None = None
     base: Settings | None = None
 
@@ -220,8 +223,13 @@ def load_config(path: Path) -> Settings:
     probe = table.get("runtime-probe", True)
     if not isinstance(probe, bool):
         raise ConfigError(f"'runtime-probe' in {where} must be true or false")
+    try:
+        budget = parse_budget(table.get("inference-budget", "auto"), where)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     return Settings(
         runtime_probe=probe,
+        inference_budget=budget,
         select=_codes(table["select"], "select", where) if "select" in table else None,
         extend_select=_codes(table.get("extend-select", []), "extend-select", where),
         ignore=_codes(table.get("ignore", []), "ignore", where),
@@ -247,6 +255,7 @@ def merge_cli(settings: Settings, *, select: Iterable[str] | None = None,
         ignore=tuple(ignore or ()),
         per_file_ignores=settings.per_file_ignores,
         runtime_probe=settings.runtime_probe,
+        inference_budget=settings.inference_budget,
         source=settings.source,
         base=settings,
     )

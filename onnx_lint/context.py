@@ -15,6 +15,7 @@ from typing import Literal
 
 import onnx
 
+from onnx_lint.budget import inference_budget
 from onnx_lint.constants import constant_node_tensor
 from onnx_lint.diagnostics import Location
 from onnx_lint.edits import SetType
@@ -111,14 +112,22 @@ class LintContext:
     """Everything rules may ask about one model; each fact is computed once, on demand."""
 
     def __init__(self, loaded: LoadedModel, file: str, oracle: ShapeOracle | None = None, *,
-                 runtime_probe: bool = True) -> None:
+                 runtime_probe: bool = True, inference_budget: float | None = None) -> None:
         self.loaded = loaded
         self.model = loaded.model
         self.file = file
         self.oracle = oracle or ShapeOracle(loaded)
         self.runtime_probe = runtime_probe
+        self.inference_budget = inference_budget  # seconds, or None for the budget the model's size sets
+        # Declarations a slower engine was asked to derive and did not (filled by ``declarations``).
+        self.unproven: list[Declaration] = []
         self._init_names: dict[str, set[str]] = {}
         self._init_tables: dict[str, dict[str, onnx.TensorProto | onnx.SparseTensorProto]] = {}
+
+    @property
+    def budget_s(self) -> float:
+        """Seconds each slow engine (symbolic inference, the runtime probe) may run on this model."""
+        return inference_budget(self.inference_budget, self.oracle.bare_seconds)
 
     @cached_property
     def scopes(self) -> list[GraphScope]:
@@ -170,10 +179,15 @@ class LintContext:
         ]
         if not needy:
             return
-        self.oracle.ensure_symbolic()
+        self.oracle.ensure_loop_ranks()  # as cheap as ONNX's inference: first
         for decl in needy:
             decl.derived, decl.engine = self.oracle.derived(decl.graph, decl.name)
+        if any(d.underivable for d in needy):
+            self.oracle.ensure_symbolic(self.budget_s)
+            for decl in needy:
+                decl.derived, decl.engine = self.oracle.derived(decl.graph, decl.name)
         self._fallback_to_run([d for d in needy if d.kind == "output" and d.underivable])
+        self.unproven = [d for d in needy if d.underivable]
 
     def _fallback_to_run(self, decls: list[Declaration]) -> None:
         """The third engine: run the model, for graph outputs no static engine could shape."""
@@ -181,7 +195,7 @@ class LintContext:
         decls = [d for d in decls if d.name in tensors]
         if not decls or not self.runtime_probe:
             return
-        result = self.oracle.ensure_probe([d.name for d in decls])
+        result = self.oracle.ensure_probe([d.name for d in decls], self.budget_s)
         for decl in decls:
             fact = result.facts.get(decl.name)
             if fact is not None:

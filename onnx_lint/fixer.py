@@ -137,7 +137,7 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
     fixed_loaded = ctx.loaded.with_annotations(data, fixed, nodes_reordered=reordered)
     inherit_passing_verdict(ctx.loaded, fixed_loaded)  # write_fix proves the fixed model with the checker
     relint_ctx = LintContext(fixed_loaded, ctx.file, ctx.oracle.rebind(fixed_loaded, nodes_reordered=reordered),
-                             runtime_probe=ctx.runtime_probe)
+                             runtime_probe=ctx.runtime_probe, inference_budget=ctx.inference_budget)
     relint, errors = run_rules(relint_ctx, rules, enabled)
     if errors:
         raise FixError(errors[0])

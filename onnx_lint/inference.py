@@ -11,10 +11,9 @@ messages) run lazily and only for the facts a rule asks about.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import math
 import re
-import warnings
+import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import InitVar, dataclass, field
@@ -30,16 +29,18 @@ from onnx_lint.errors import first_line, untagged
 from onnx_lint.forked import ForkedCall
 from onnx_lint.graphs import ROOT, iter_scopes, resolve_graph, scopes_at
 from onnx_lint.limits import engine_headroom, memory_ceiling
+from onnx_lint.loop_ranks import ENGINE_LOOP_RANK, carried_rank_hints
 from onnx_lint.model_io import LoadedModel
-from onnx_lint.runtime_probe import ProbeResult, probe
+from onnx_lint.runtime_probe import ENGINE_RUN, ProbeResult, probe
 from onnx_lint.shapes import TensorInfo, tensor_info
+from onnx_lint.symbolic import SymbolicFailure, run_symbolic_budgeted, run_symbolic_inference
+
+__all__ = ["ShapeOracle", "run_symbolic_inference"]
 
 ENGINE_ONNX = "onnx"
 ENGINE_PINNED = "onnx, dynamic dims pinned"
 ENGINE_NAMES_PINNED = "onnx, each dynamic input dim pinned to its own size"
 ENGINE_SYMBOLIC = "onnxruntime-symbolic"
-# Each round of the symbolic engine restarts after one batch of dim merges; real models need a few.
-MAX_SYMBOLIC_ROUNDS = 64
 
 # protobuf serializes no message of 2 GiB or more; larger models go through files.
 _PROTOBUF_LIMIT = 2**31 - 1
@@ -238,6 +239,14 @@ class EngineNote:
     message: str
 
 
+@dataclass(frozen=True)
+class Expiry:
+    """An engine stopped at its budget: what it would have derived stays unproven."""
+
+    engine: str
+    budget_s: float
+
+
 # From this many nodes and initializers in the main graph on, ONNX's inference runs in a child process.
 PREFETCH_MIN_ENTRIES = 20_000
 # An AttributeProto's ``type`` field (20) on the wire, set to GRAPH (5) or GRAPHS (10).
@@ -320,6 +329,11 @@ class ShapeOracle:
     inferred: onnx.ModelProto | None = None
     paths: list[str] = field(default_factory=list)
     _initializers: dict[str, dict[str, onnx.TensorProto | onnx.SparseTensorProto]] | None = None
+    # Seconds ONNX's own inference took here (the yardstick of the slower engines' budget).
+    bare_seconds: float = 0.0
+    expired: list[Expiry] = field(default_factory=list)
+    # The main graph's values inferred again with Loop-carried ranks from the bodies (see loop_ranks).
+    _loop_ranked: Mapping[str, onnx.ValueInfoProto] | None = None
     # False only for ``rebind``, which hands over the facts derived for the original model.
     derive: InitVar[bool] = True
 
@@ -327,6 +341,7 @@ class ShapeOracle:
         if not derive:
             return
         self.paths = self.loaded.scope_paths
+        started = time.perf_counter()
         with timings.step(timings.ONNX_INFERENCE):
             inferred = collect_prefetched_inference(self.loaded)
             if inferred is None:  # nothing prefetched: infer here
@@ -334,6 +349,7 @@ class ShapeOracle:
                     inferred = run_onnx_inference(self._stripped_bytes)
                 except Exception as exc:  # onnx raises bare RuntimeErrors for malformed graphs
                     inferred = first_line(exc)
+        self.bare_seconds = time.perf_counter() - started
         if isinstance(inferred, str):
             self.notes.append(EngineNote(ENGINE_ONNX, inferred))
             inferred = onnx.ModelProto.FromString(self._stripped_bytes)
@@ -371,6 +387,12 @@ class ShapeOracle:
         info = self._info_cache[key]
         if info is not None and info.rank is not None:
             return info, ENGINE_ONNX
+        ranked = self._loop_ranked.get(name) if graph == ROOT and self._loop_ranked is not None else None
+        if ranked is not None and ranked.HasField("type"):
+            found = tensor_info(ranked.type)
+            if found is not None and found.rank is not None:
+                return TensorInfo(info.elem_type if info and info.elem_type else found.elem_type,
+                                  found.dims), ENGINE_LOOP_RANK
         if graph == ROOT and self._symbolic is not None and name in self._symbolic:
             sym = self._symbolic[name]
             merged = TensorInfo(info.elem_type if info and info.elem_type else sym.elem_type, sym.dims)
@@ -390,18 +412,46 @@ class ShapeOracle:
             return TensorInfo(tensor.values.data_type, tuple(tensor.dims))
         return TensorInfo(tensor.data_type, tuple(tensor.dims)) if tensor is not None else None
 
+    # -- Loop-carried ranks (before any slower engine) -----------------------------
+    def ensure_loop_ranks(self) -> None:
+        """Infer the main graph once more with the ranks Loop bodies prove for their carried outputs.
+
+        As cheap as the first inference, and only when a Loop output was left without a rank.
+        """
+        if self._loop_ranked is not None or self.inferred is None:
+            return
+        self._loop_ranked = {}
+        initializers = {t.name: t for t in self.inferred.graph.initializer}
+        hints = list(carried_rank_hints(self.inferred, self._values, initializers))
+        if not hints:
+            return
+        model = onnx.ModelProto.FromString(self._stripped_bytes)
+        outputs = {v.name: v for v in model.graph.output}
+        for hint in hints:  # a graph output's own type is what inference reports for it
+            if hint.name in outputs:
+                outputs[hint.name].type.CopyFrom(hint.type)
+            else:
+                model.graph.value_info.append(hint)
+        try:
+            self._loop_ranked = collect_values(run_onnx_inference(model), [ROOT]).get(ROOT, {})
+        except Exception as exc:
+            self.notes.append(EngineNote(ENGINE_LOOP_RANK, first_line(exc)))
+
     # -- ONNX Runtime symbolic inference (fallback) -----------------------------
     @timings.timed(timings.SYMBOLIC)
-    def ensure_symbolic(self) -> None:
-        """Run ONNX Runtime's symbolic inference once, on the stripped main graph."""
+    def ensure_symbolic(self, budget_s: float) -> None:
+        """Run ONNX Runtime's symbolic inference once, on the stripped main graph, in a child killed
+        after ``budget_s`` seconds."""
         if self._symbolic is not None:
             return
         self._symbolic = {}
         model = onnx.ModelProto.FromString(self._stripped_bytes)
         swap_heavy_initializers(model, self.paths, all_external=True)
-        result = run_symbolic_inference(model)
-        if isinstance(result, str):
-            self.notes.append(EngineNote(ENGINE_SYMBOLIC, result))
+        result = run_symbolic_budgeted(model, budget_s)
+        if isinstance(result, SymbolicFailure):
+            self.notes.append(EngineNote(ENGINE_SYMBOLIC, result.message))
+            if result.expired:
+                self.expired.append(Expiry(ENGINE_SYMBOLIC, budget_s))
             return
         for value in list(result.graph.value_info) + list(result.graph.output):
             info = tensor_info(value.type) if value.HasField("type") else None
@@ -418,10 +468,12 @@ class ShapeOracle:
 
     # -- running the model (the third engine) ---------------------------------------
     @timings.timed(timings.PROBE)
-    def ensure_probe(self, outputs: list[str]) -> ProbeResult:
+    def ensure_probe(self, outputs: list[str], budget_s: float) -> ProbeResult:
         """Run the model in ONNX Runtime once for the main graph's otherwise underivable outputs."""
         if self.probe_result is None:
-            self.probe_result = probe(self.loaded, outputs)
+            self.probe_result = probe(self.loaded, outputs, timeout=budget_s)
+            if self.probe_result.expired:
+                self.expired.append(Expiry(ENGINE_RUN, budget_s))
         return self.probe_result
 
     # -- dims pinned to two sizes -----------------------------------------------
@@ -540,7 +592,8 @@ class ShapeOracle:
         """
         if nodes_reordered:
             return ShapeOracle(loaded)
-        return dataclasses.replace(self, loaded=loaded, notes=list(self.notes), _annotated=None, derive=False)
+        return dataclasses.replace(self, loaded=loaded, notes=list(self.notes), expired=list(self.expired),
+                                   _annotated=None, derive=False)
 
     # -- inference that trusts the declarations -----------------------------------
     def annotated_values(self, graph: str) -> Mapping[str, onnx.ValueInfoProto]:
@@ -569,50 +622,3 @@ def _primes(skip: int = 0) -> Iterator[int]:
     for _ in range(skip):
         next(primes)
     yield from primes
-
-
-
-
-def run_symbolic_inference(model: onnx.ModelProto) -> onnx.ModelProto | str:
-    """ONNX Runtime's symbolic shape inference without its file-writing failure path.
-
-    Returns the (possibly partial) inferred model, or a message saying why it failed.
-    ``SymbolicShapeInference.infer_shapes`` saves ``sym_shape_infer_temp.onnx`` into the
-    current directory when it gives up; the loop below is the same algorithm minus that.
-    """
-    try:
-        from onnx_lint.ort_symbolic import symbolic_shape_infer
-
-        module = symbolic_shape_infer()  # without onnxruntime's packages, which import torch
-        SymbolicShapeInference, get_opset = module.SymbolicShapeInference, module.get_opset
-    except Exception as exc:  # onnxruntime or sympy missing
-        return f"not available ({first_line(exc)}); install onnx-lint[runtime]"
-    logger = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")
-    previous = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        opset = get_opset(model)
-        if not opset or opset < 7:
-            return "needs opset 7 or newer"
-        engine = SymbolicShapeInference(2**31 - 1, True, False, 0)
-        with memory_ceiling(engine_headroom(model.ByteSize())), warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # numpy's overflow warnings on huge dims are noise to a user
-            engine._preprocess(model)
-            for _ in range(MAX_SYMBOLIC_ROUNDS):
-                merges = dict(engine.suggested_merge_)
-                engine._infer_impl()
-                if not engine.run_:
-                    break
-                if engine.suggested_merge_ == merges:  # ONNX Runtime's own loop would never end here
-                    return "made no progress (an untyped value it cannot merge); stopped"
-            else:
-                return f"did not converge in {MAX_SYMBOLIC_ROUNDS} rounds; stopped"
-            engine._update_output_from_vi()
-        return engine.out_mp_
-    except MemoryError:
-        return "ran out of memory (a dim too large to compute with); stopped"
-    except Exception as exc:
-        message = first_line(exc)
-        return message if message == type(exc).__name__ else f"{type(exc).__name__}: {message}"
-    finally:
-        logger.setLevel(previous)

@@ -40,10 +40,11 @@ def run_rules(ctx: LintContext, rules: Sequence[Rule], enabled: Enabled) -> tupl
 
 
 def lint_loaded(loaded: LoadedModel, display: str, rules: Sequence[Rule], enabled: Enabled, *,
-                runtime_probe: bool = True) -> tuple[FileResult, LintContext | None]:
+                runtime_probe: bool = True, inference_budget: float | None = None,
+                ) -> tuple[FileResult, LintContext | None]:
     result = FileResult(loaded.path, display)
     try:
-        ctx = LintContext(loaded, display, runtime_probe=runtime_probe)
+        ctx = LintContext(loaded, display, runtime_probe=runtime_probe, inference_budget=inference_budget)
         ctx.check_integrity()
         result.diagnostics, result.internal_errors = run_rules(ctx, rules, enabled)
     except ModelLoadError as exc:
@@ -59,7 +60,8 @@ def lint_loaded(loaded: LoadedModel, display: str, rules: Sequence[Rule], enable
 
 
 def lint_file(path: Path, display: str, rules: Sequence[Rule], enabled: Enabled, *,
-              runtime_probe: bool = True) -> tuple[FileResult, LintContext | None]:
+              runtime_probe: bool = True, inference_budget: float | None = None,
+              ) -> tuple[FileResult, LintContext | None]:
     """Lint a file; an unreadable one gives a single OL000 diagnostic, never an exception.
 
     On a large model ONNX's inference starts in a child process as soon as the bytes are parsed,
@@ -79,4 +81,5 @@ def lint_file(path: Path, display: str, rules: Sequence[Rule], enabled: Enabled,
         return result, None
     if prefetch is not None:
         checker_verdict(loaded)  # OL102-OL104 ask for it later; computed now, while the child infers
-    return lint_loaded(loaded, display, rules, enabled, runtime_probe=runtime_probe)
+    return lint_loaded(loaded, display, rules, enabled, runtime_probe=runtime_probe,
+                       inference_budget=inference_budget)

@@ -107,6 +107,7 @@ class ProbeResult:
     # Outputs whose rank differs between the runs (an If taking another branch): no shape to declare.
     unstable: dict[str, str] = field(default_factory=dict)
     conditions: tuple[str, ...] = ()  # the bool inputs run D flipped
+    expired: bool = False  # the run was stopped at its time limit (the inference budget)
 
 
 def probe_refusal(loaded: LoadedModel) -> str | None:
@@ -196,8 +197,9 @@ def _feeds(loaded: LoadedModel) -> tuple[list[dict], dict[str, tuple[int, int]]]
     return runs, {key: (named[0][key], named[1][key]) for key in named[0]}
 
 
-def probe(loaded: LoadedModel, outputs: list[str]) -> ProbeResult:
-    """Run the model three to five times on synthetic inputs; facts for ``outputs`` or why there are none."""
+def probe(loaded: LoadedModel, outputs: list[str], timeout: float = TIMEOUT_S) -> ProbeResult:
+    """Run the model three to five times on synthetic inputs, within ``timeout`` seconds in all; facts for
+    ``outputs`` or why there are none."""
     refusal = probe_refusal(loaded)
     if refusal is not None:
         return ProbeResult({}, refusal)
@@ -206,9 +208,9 @@ def probe(loaded: LoadedModel, outputs: list[str]) -> ProbeResult:
         return ProbeResult({}, made)
     runs, dims = made
     done = run_child(_CHILD, {"outputs": outputs, "runs": runs}, loaded.data, label="runtime-probe",
-                     timeout=TIMEOUT_S)
+                     timeout=timeout)
     if done.timed_out:
-        return ProbeResult({}, f"the run did not finish within {TIMEOUT_S:.0f} s")
+        return ProbeResult({}, f"the run did not finish within its budget of {timeout:.3g} s", expired=True)
     if done.returncode != 0:
         return ProbeResult({}, _failure(done.returncode, done.text()))
     try:

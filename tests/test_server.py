@@ -324,6 +324,20 @@ async def test_configuration_is_read_once_and_again_after_a_change_or_save(clien
     assert d.code == "OL001"
 
 
+async def test_the_configured_inference_budget_applies_in_the_editor(client, tmp_path):
+    """``inference-budget`` from the configuration file bounds the slow engines in the server too: the
+    stopped engine's note is a diagnostic, and nothing it would have proven is claimed."""
+    from test_budget import two_outputs
+
+    (tmp_path / "onnx-lint.toml").write_text('inference-budget = 0.001\nignore = ["OL003"]\n')
+    model = _save(two_outputs(), tmp_path / "two.onnx")
+    open_binary(client, model)
+    found = await diagnostics_for(client, model.as_uri(), bool)
+    codes = sorted((d.code, d.severity) for d in found)
+    assert ("OL008", lsp.DiagnosticSeverity.Information) in codes
+    assert [d.message.split("'")[1] for d in found if d.code == "OL001"] == ["Z"]
+
+
 async def test_clients_that_cannot_watch_files_still_see_configuration_changes(polling_client, tmp_path):
     client = polling_client
     config = tmp_path / "onnx-lint.toml"
@@ -391,6 +405,26 @@ async def test_a_busy_lint_blocks_neither_hover_nor_code_actions_nor_shutdown(cl
     assert big_model.as_uri() not in client.diagnostics  # answered while the big model was still being linted
     big = await diagnostics_for(client, big_model.as_uri(), bool)
     assert {d.code for d in big} == {"OL001", "OL005"}
+
+
+async def test_a_long_lint_of_one_model_does_not_hold_up_another(client, tmp_path, big_model):
+    """Even on a two-core machine: the small model's diagnostics arrive while the big one is still linted."""
+    warm = _save(defects.healthy_matmul(), tmp_path / "warm.onnx")
+    open_binary(client, warm)  # starts the workers
+    await diagnostics_for(client, warm.as_uri())
+    server_pid = client._server.pid
+    workers = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
+    idle = _cpu_ticks(workers)
+    open_binary(client, big_model)
+    deadline = time.monotonic() + WAIT_S
+    while _cpu_ticks(workers) < idle + 50 and time.monotonic() < deadline:  # a worker is busy with it
+        await asyncio.sleep(0.05)
+    assert big_model.as_uri() not in client.diagnostics, "the big model was linted before the test could start"
+    small = _save(defects.stale_rank0_output(), tmp_path / "small.onnx")
+    open_binary(client, small)
+    [d] = await diagnostics_for(client, small.as_uri(), bool)
+    assert d.code == "OL001" and big_model.as_uri() not in client.diagnostics
+    assert {d.code for d in await diagnostics_for(client, big_model.as_uri(), bool)} == {"OL001", "OL005"}
 
 
 async def test_a_new_change_cancels_the_stale_lint(client, tmp_path, big_model):

@@ -10,6 +10,7 @@ CATALOG: tuple[tuple[str, str, str, str, bool, str, str], ...] = (
     ('OL005', 'stale-value-info', 'A value_info entry contradicts the shape the graph computes', 'error', True, 'https://onnx-lint.github.io/onnx-lint/rules/OL005/', 'always'),
     ('OL006', 'stale-element-type', 'A declared element type differs from the type the graph computes', 'error', True, 'https://onnx-lint.github.io/onnx-lint/rules/OL006/', 'always'),
     ('OL007', 'underivable-output-shape', "No inference engine can derive this graph output's shape; its declaration is unverified", 'info', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL007/', 'never'),
+    ('OL008', 'inference-budget-exceeded', 'An inference engine was stopped at its time budget; what it would have derived stays unproven', 'info', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL008/', 'never'),
     ('OL101', 'negative-dim-value', 'A declared dim_value is negative (exporters write -1 for a dynamic dim)', 'warning', True, 'https://onnx-lint.github.io/onnx-lint/rules/OL101/', 'always'),
     ('OL102', 'checker-error', 'onnx.checker rejects a node or declaration (every error, each with its location)', 'error', True, 'https://onnx-lint.github.io/onnx-lint/rules/OL102/', 'sometimes'),
     ('OL103', 'unsorted-nodes', 'Nodes are not in topological order (the checker rejects it; the fix reorders them only)', 'error', True, 'https://onnx-lint.github.io/onnx-lint/rules/OL103/', 'always'),

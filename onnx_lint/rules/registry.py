@@ -13,6 +13,7 @@ from onnx_lint.rules.ol004_stale_output_rank import StaleOutputRank
 from onnx_lint.rules.ol005_stale_value_info import StaleValueInfo
 from onnx_lint.rules.ol006_stale_element_type import StaleElementType
 from onnx_lint.rules.ol007_underivable_output_shape import UnderivableOutputShape
+from onnx_lint.rules.ol008_inference_budget_exceeded import InferenceBudgetExceeded
 from onnx_lint.rules.ol101_negative_dim_value import NegativeDimValue
 from onnx_lint.rules.ol102_checker_error import CheckerError
 from onnx_lint.rules.ol103_unsorted_nodes import UnsortedNodes
@@ -36,6 +37,7 @@ ALL_RULES: tuple[Rule, ...] = (
     StaleValueInfo(),
     StaleElementType(),
     UnderivableOutputShape(),
+    InferenceBudgetExceeded(),
     NegativeDimValue(),
     CheckerError(),
     UnsortedNodes(),

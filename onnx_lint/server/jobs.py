@@ -63,15 +63,17 @@ def _file_key(path: str) -> tuple | None:
     return (path, stat.st_size, stat.st_mtime_ns, stat.st_ino)
 
 
-def lint_job(path: str, enabled: list[str], runtime_probe: bool, *, emit: Emit, cancelled: Check) -> dict:
+def lint_job(path: str, enabled: list[str], runtime_probe: bool, inference_budget: float | None = None, *,
+             emit: Emit, cancelled: Check) -> dict:
     """Diagnostics of one file (an unreadable file gives its single OL000 diagnostic) and its summary.
 
-    ``runtime_probe`` is the configuration file's ``runtime-probe``, resolved by the server's settings index.
+    ``runtime_probe`` and ``inference_budget`` are the configuration file's ``runtime-probe`` and
+    ``inference-budget``, resolved by the server's settings index.
     """
     global _recent
     key = _file_key(path)
     result, ctx = lint_file(Path(path), path, ALL_RULES, set(enabled).__contains__,
-                            runtime_probe=runtime_probe)
+                            runtime_probe=runtime_probe, inference_budget=inference_budget)
     _recent = (key, ctx, {}) if ctx is not None and key is not None else None
     summary = None
     if ctx is not None:
@@ -102,11 +104,12 @@ def view_job(path: str, *, emit: Emit, cancelled: Check) -> dict:
     return render_view(read_model(Path(path)).model).to_json()
 
 
-def fix_job(path: str, enabled: list[str], only: list[list] | None, runtime_check: bool, runtime_probe: bool, *,
-            emit: Emit, cancelled: Check) -> dict:
+def fix_job(path: str, enabled: list[str], only: list[list] | None, runtime_check: bool, runtime_probe: bool,
+            inference_budget: float | None = None, *, emit: Emit, cancelled: Check) -> dict:
     """Fix all (``only`` is None) or the listed findings under the fix contract (docs/design.md, "The fix contract")."""
     allowed = set(enabled).__contains__
-    result, ctx = lint_file(Path(path), path, ALL_RULES, allowed, runtime_probe=runtime_probe)
+    result, ctx = lint_file(Path(path), path, ALL_RULES, allowed, runtime_probe=runtime_probe,
+                            inference_budget=inference_budget)
     if ctx is None:
         problem = result.diagnostics[0].message if result.diagnostics else "; ".join(result.internal_errors)
         raise FixError(f"{path}: cannot be fixed: {problem}")

@@ -20,6 +20,9 @@ CACHE_ENTRIES = 256
 _CHUNK = 1 << 20
 
 
+# (file digest, enabled codes, runtime probe on, inference budget in seconds or None for the computed one)
+OutcomeKey = tuple[str, tuple[str, ...], bool, "float | None"]
+
 @dataclass
 class Outcome:
     """What linting one version of one file under one rule selection gave."""
@@ -31,16 +34,18 @@ class Outcome:
     summary: dict | None = None
     view: ModelView | None = None
     runtime_probe: bool = True
+    inference_budget: float | None = None
 
     @property
-    def key(self) -> tuple[str, tuple[str, ...], bool]:
+    def key(self) -> OutcomeKey:
         """What the cache knows this outcome by."""
-        return (self.digest, self.enabled, self.runtime_probe)
+        return (self.digest, self.enabled, self.runtime_probe, self.inference_budget)
 
     @property
     def result_id(self) -> str:
         """Identifies this outcome for pull diagnostics' ``previousResultId``."""
-        selection = ",".join(self.enabled) + ("" if self.runtime_probe else ";no-probe")
+        selection = ",".join(self.enabled) + ("" if self.runtime_probe else ";no-probe") + (
+            "" if self.inference_budget is None else f";budget={self.inference_budget:g}")
         return f"{self.digest[:24]}:{hashlib.blake2b(selection.encode(), digest_size=6).hexdigest()}"
 
 
@@ -62,11 +67,12 @@ def file_digest(path: Path) -> str:
 
 
 class OutcomeCache:
-    """Outcomes by (digest, enabled, runtime_probe), plus the digest of each path at a known stat."""
+    """Outcomes by (digest, enabled, runtime_probe, inference_budget), plus the digest of each path at a known
+    stat."""
 
     def __init__(self, entries: int = CACHE_ENTRIES) -> None:
         self._entries = entries
-        self._outcomes: OrderedDict[tuple[str, tuple[str, ...], bool], Outcome] = OrderedDict()
+        self._outcomes: OrderedDict[OutcomeKey, Outcome] = OrderedDict()
         self._digests: dict[Path, tuple[tuple[int, int, int], str]] = {}
 
     def digest_at(self, path: Path, stat: tuple[int, int, int]) -> str | None:
@@ -76,8 +82,9 @@ class OutcomeCache:
     def remember_digest(self, path: Path, stat: tuple[int, int, int], digest: str) -> None:
         self._digests[path] = (stat, digest)
 
-    def get(self, digest: str, enabled: tuple[str, ...], runtime_probe: bool = True) -> Outcome | None:
-        key = (digest, enabled, runtime_probe)
+    def get(self, digest: str, enabled: tuple[str, ...], runtime_probe: bool = True,
+            inference_budget: float | None = None) -> Outcome | None:
+        key = (digest, enabled, runtime_probe, inference_budget)
         outcome = self._outcomes.get(key)
         if outcome is not None:
             self._outcomes.move_to_end(key)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -43,7 +42,9 @@ ALL_CODES = list(CODES)
 
 
 def _pool_size() -> int:
-    return max(1, min(2, (os.cpu_count() or 1) - 1))
+    """Two workers, even on one or two cores: a long lint of one model (its slow engines bounded by the
+    inference budget) must not hold up the diagnostics of another."""
+    return 2
 
 
 @dataclass
@@ -147,11 +148,12 @@ class Session:
                 problem = unreadable_diagnostic(str(path), f"cannot read: {exc.strerror}")
                 return Outcome("unreadable", enabled, [problem])
             self.cache.remember_digest(path, stat, digest)
-        cached = self.cache.get(digest, enabled, probe)
+        cached = self.cache.get(digest, enabled, probe, selection.inference_budget)
         if cached is not None:
             return cached
         diagnostics, errors, summary = await self._run_lint(path, selection)
-        outcome = Outcome(digest, enabled, diagnostics, errors, summary, runtime_probe=probe)
+        outcome = Outcome(digest, enabled, diagnostics, errors, summary, runtime_probe=probe,
+                          inference_budget=selection.inference_budget)
         self.cache.put(outcome)
         return outcome
 
@@ -159,7 +161,7 @@ class Session:
         timeout = self.settings.lint_timeout
         try:
             data = await self.pool.run(jobs.lint_job, str(path), list(selection.enabled), selection.runtime_probe,
-                                       timeout=timeout)
+                                       selection.inference_budget, timeout=timeout)
         except WorkerCrashed as exc:
             problem = f"onnx-lint's worker crashed while reading this model ({exc}); the model is malformed"
         except asyncio.TimeoutError:

@@ -31,10 +31,12 @@ def is_config_file(path: Path) -> bool:
 
 @dataclass(frozen=True)
 class RuleSelection:
-    """What a lint of one model runs: the enabled codes and whether ONNX Runtime may probe it."""
+    """What a lint of one model runs: the enabled codes, whether ONNX Runtime may probe it, and the
+    slow engines' budget (seconds; None: computed from the model)."""
 
     enabled: tuple[str, ...]
     runtime_probe: bool
+    inference_budget: float | None = None
 
 
 @dataclass
@@ -86,7 +88,8 @@ class SettingsIndex:
     def selection(self, model: Path, editor: ServerSettings, all_codes: list[str]) -> RuleSelection:
         """The rules that run on ``model``: its configuration file with the editor's selectors on top."""
         settings = self.file_settings(model)
-        return RuleSelection(tuple(editor.codes_for(settings, model, all_codes)), settings.runtime_probe)
+        return RuleSelection(tuple(editor.codes_for(settings, model, all_codes)), settings.runtime_probe,
+                             settings.inference_budget)
 
     def invalidate(self, changed: Path | None = None) -> None:
         """Forget what a changed configuration file can affect (everything, when ``changed`` is None).

@@ -137,8 +137,14 @@ class Worker:
                    on_event: Callable[[Any], None] | None = None) -> Any:
         """Run ``function(*args)`` in the child; kills and replaces the child if cancelled or late."""
         loop = asyncio.get_running_loop()
+        if not self.process.is_alive():  # it died while idle (killed from outside): a fresh one takes the job
+            self.restart()
         self._cancel.clear()  # here, not in the child: a cancel may come before the child reads the job
-        self._conn.send((function, args))
+        try:
+            self._conn.send((function, args))
+        except OSError:  # it died between the check and the send
+            self.restart()
+            self._conn.send((function, args))
         deadline = None if timeout is None else loop.time() + timeout
         try:
             while True:

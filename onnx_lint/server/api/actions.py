@@ -88,6 +88,7 @@ async def fix(session: Session, path: Path, only: list[list] | None) -> dict:
         selection = session.selection(path)
         data = await session.pool.run(jobs.fix_job, str(path), list(selection.enabled), only,
                                       session.settings.runtime_check, selection.runtime_probe,
+                                      selection.inference_budget,
                                       timeout=session.settings.lint_timeout * 2)
     except (ConfigError, JobFailed) as exc:
         session.tell(str(exc), lsp.MessageType.Error)
