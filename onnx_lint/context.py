@@ -17,6 +17,7 @@ import onnx
 
 from onnx_lint.constants import constant_node_tensor
 from onnx_lint.diagnostics import Location
+from onnx_lint.dim_expressions import parse_dim_expression
 from onnx_lint.edits import SetType
 from onnx_lint.graphs import ROOT, GraphScope, resolve_graph, topological_order
 from onnx_lint.inference import ENGINE_NAMES_PINNED, INLINE_ELEMENTS, PIN_SIZES, ShapeOracle
@@ -136,6 +137,14 @@ class LintContext:
             names.update(input_dim_names(scope.graph))
         return frozenset(names)
 
+    def claims_size(self, name: str) -> bool:
+        """Whether a declared dim name claims a size: an input dim's name, or an expression of them
+        (``past_sequence_length + sequence_length``, ``2*seq``). Any other name is a rename."""
+        if name in self.input_dim_claims:
+            return True
+        expression = parse_dim_expression(name)
+        return expression is not None and expression.names <= self.input_dim_claims
+
     # -- declarations ---------------------------------------------------------------
     @cached_property
     def declarations(self) -> list[Declaration]:
@@ -203,7 +212,7 @@ class LintContext:
                             i, want, got, "name",
                             f"declared '{want}' but {_run_clause(run[0], a, b)}"))
                     elif (run is None and decl.kind == "output" and decl.graph == ROOT
-                            and want in self.input_dim_claims and got != want):
+                            and self.claims_size(want) and got != want):
                         claims.append((decl, i))  # not confirmed by plain inference: prove or refute
                     continue
                 if (isinstance(want, int) and want >= 0 and run is not None
@@ -248,19 +257,19 @@ class LintContext:
         sizes, values = self.oracle.named_pins()
         by_size = {size: name for name, size in sizes.items()}
         for decl, i in claims:
-            want = decl.dims_pair[0][i]
+            want = str(decl.dims_pair[0][i])  # a claim is always a declared name
             value = values.get(decl.name)
             info = tensor_info(value.type) if value is not None and value.HasField("type") else None
             if info is None or info.dims is None or len(info.dims) != decl.declared.rank:  # type: ignore[union-attr]
                 continue
-            got, expected = info.dims[i], sizes.get(want)  # type: ignore[arg-type]
+            got, expected = info.dims[i], claimed_size(want, sizes)
             if not isinstance(got, int) or expected is None or got == expected:
                 continue
             other = by_size.get(got)
             which = f" (the size of input dim '{other}')" if other else ""
             decl.conflicts.append(DimConflict(
                 i, want, decl.dims_pair[1][i], "name",
-                f"declared '{want}' (= {expected} when '{want}' is {expected}) but the graph computes "
+                f"declared '{want}' (= {expected} when {_pins_clause(want, sizes)}) but the graph computes "
                 f"{got}{which}"))
             decl.engine = ENGINE_NAMES_PINNED
 
@@ -317,7 +326,7 @@ class LintContext:
             if decl.conflicts or decl.engine == ENGINE_RUN:
                 continue
             for i, (want, got) in enumerate(zip(*decl.dims_pair)):
-                if isinstance(want, str) and want not in self.input_dim_claims and not isinstance(got, int):
+                if isinstance(want, str) and not self.claims_size(want) and not isinstance(got, int):
                     shared[want].append((decl, i))
         for name, entries in shared.items():
             derived = {decl.dims_pair[1][i] for decl, i in entries}
@@ -367,7 +376,7 @@ class LintContext:
         if isinstance(got, str) and got in self.named_dims:
             return got
         if decl.graph == ROOT and self.input_dim_claims:
-            return self.oracle.pinned_input_dim(decl.name, index)
+            return self.oracle.pinned_input_dim(decl.name, index) or self.oracle.pinned_affine(decl.name, index)
         return None
 
     def _fresh_name(self, decl: Declaration, index: int) -> str:
@@ -567,6 +576,22 @@ class LintContext:
         if tensor is None or tensor.data_location == onnx.TensorProto.EXTERNAL:
             return None  # external bytes are not loaded
         return tensor
+
+
+def claimed_size(name: str, sizes: dict[str, int]) -> int | None:
+    """The size a declared dim name claims under pinned input dims: an input dim's own pin, or what the
+    expression evaluates to."""
+    if name in sizes:
+        return sizes[name]
+    expression = parse_dim_expression(name)
+    return expression.evaluate(sizes) if expression is not None else None
+
+
+def _pins_clause(name: str, sizes: dict[str, int]) -> str:
+    """The pins a claimed size was computed from: ``'seq' is 41``, ``'past' is 41 and 'seq' is 43``."""
+    expression = parse_dim_expression(name)
+    names = sorted(expression.names) if expression is not None and expression.names <= sizes.keys() else [name]
+    return " and ".join(f"'{n}' is {sizes[n]}" for n in names if n in sizes)
 
 
 def _run_clause(follows: str | None, a: int, b: int) -> str:
