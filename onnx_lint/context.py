@@ -96,6 +96,23 @@ class Declaration:
         return self.derived is None or self.derived.dims is None
 
 
+@dataclass(frozen=True)
+class DuplicateDeclarations:
+    """One tensor declared several times in one graph's value_info, and which entry is worth keeping."""
+
+    graph: str
+    name: str
+    indexes: tuple[int, ...]
+    keep: int
+    identical: bool
+    matches: bool  # the kept entry is what the graph computes
+
+    @property
+    def ordinal(self) -> int:
+        """The kept entry's place among the tensor's entries (0: the first)."""
+        return self.indexes.index(self.keep)
+
+
 @dataclass
 class UntypedGroup:
     """Tensors left without element type, traced back to the node where inference stopped."""
@@ -150,11 +167,14 @@ class LintContext:
     def declarations(self) -> list[Declaration]:
         """Every graph output and value_info entry at every graph level, compared."""
         result: list[Declaration] = []
+        dropped = {(d.graph, i) for d in self.duplicate_value_info for i in d.indexes if i != d.keep}
         for scope in self.scopes:
             derived_values = self.oracle.values(scope.path)
             for i, value in enumerate(scope.graph.output):
                 result.append(self._declaration(scope.path, "output", i, value))
             for i, value in enumerate(scope.graph.value_info):
+                if dropped and (scope.path, i) in dropped:
+                    continue  # a second declaration of one tensor: OL109's, and its fix drops it
                 derived = derived_values.get(value.name)
                 if derived is not None and derived.type == value.type:
                     continue  # identical to what inference computes: nothing to compare
@@ -162,6 +182,32 @@ class LintContext:
         self._fallback_to_symbolic(result)
         self._find_conflicts(result)
         return result
+
+    @cached_property
+    def duplicate_value_info(self) -> list[DuplicateDeclarations]:
+        """Tensors declared more than once in one graph's value_info, each with the entry to keep: the
+        first that matches what the graph computes, else the first."""
+        found: list[DuplicateDeclarations] = []
+        for scope in self.scopes:
+            entries = scope.graph.value_info
+            if len({v.name for v in entries}) == len(entries):
+                continue  # the common case: one pass over the names
+            by_name: dict[str, list[int]] = defaultdict(list)
+            for i, value in enumerate(entries):
+                by_name[value.name].append(i)
+            derived = self.oracle.values(scope.path)
+            for name, indexes in by_name.items():
+                if len(indexes) < 2:
+                    continue
+                computed = derived.get(name)
+                matching = [i for i in indexes if computed is not None and entries[i].type == computed.type]
+                matching = matching or [i for i in indexes if computed is not None
+                                        and _agrees(entries[i].type, computed.type)]
+                keep = matching[0] if matching else indexes[0]
+                identical = all(entries[i].SerializeToString() == entries[indexes[0]].SerializeToString()
+                                for i in indexes)
+                found.append(DuplicateDeclarations(scope.path, name, tuple(indexes), keep, identical, bool(matching)))
+        return found
 
     def _declaration(self, graph: str, kind: Literal["output", "value_info"], index: int,
                      value: onnx.ValueInfoProto) -> Declaration:
@@ -576,6 +622,19 @@ class LintContext:
         if tensor is None or tensor.data_location == onnx.TensorProto.EXTERNAL:
             return None  # external bytes are not loaded
         return tensor
+
+
+def _agrees(declared: onnx.TypeProto, computed: onnx.TypeProto) -> bool:
+    """Whether a declared type holds against the computed one: same element type and rank, every
+    concrete computed dim declared as it is, and no negative dim."""
+    want, got = tensor_info(declared), tensor_info(computed)
+    if want is None or got is None or want.dims is None or got.dims is None:
+        return False
+    if want.elem_type != got.elem_type or len(want.dims) != len(got.dims):
+        return False
+    return all(not (isinstance(w, int) and (w < 0 or (isinstance(g, int) and w != g)))
+               and not (isinstance(g, int) and not isinstance(w, int))
+               for w, g in zip(want.dims, got.dims))
 
 
 def claimed_size(name: str, sizes: dict[str, int]) -> int | None:
