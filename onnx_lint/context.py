@@ -19,7 +19,7 @@ from onnx_lint.constants import constant_node_tensor
 from onnx_lint.diagnostics import Location
 from onnx_lint.dim_expressions import parse_dim_expression
 from onnx_lint.edits import SetType
-from onnx_lint.graphs import ROOT, GraphScope, resolve_graph, topological_order
+from onnx_lint.graphs import ROOT, GraphScope, defined_outside, resolve_graph, topological_order
 from onnx_lint.inference import ENGINE_NAMES_PINNED, INLINE_ELEMENTS, PIN_SIZES, ShapeOracle
 from onnx_lint.model_io import LoadedModel, check_cycles
 from onnx_lint.node_inference import NO_TYPE, ModelFacts, NodeFailure, explain_untyped, has_elem_type
@@ -162,6 +162,20 @@ class LintContext:
         expression = parse_dim_expression(name)
         return expression is not None and expression.names <= self.input_dim_claims
 
+    @cached_property
+    def undefined_outputs(self) -> frozenset[tuple[str, str]]:
+        """(graph path, name) of graph outputs nothing defines: OL104's finding, and no shape to derive."""
+        from onnx_lint.checker_errors import checker_verdict  # the checker's one call settles the healthy case
+
+        if checker_verdict(self.loaded) is None:
+            return frozenset()
+        found: set[tuple[str, str]] = set()
+        for scope in self.scopes:
+            defined = scope.unresolved_reads()[1]
+            found.update((scope.path, v.name) for v in scope.graph.output
+                         if v.name not in defined and not defined_outside(scope, v.name))
+        return frozenset(found)
+
     # -- declarations ---------------------------------------------------------------
     @cached_property
     def declarations(self) -> list[Declaration]:
@@ -221,6 +235,7 @@ class LintContext:
             d for d in decls
             if d.graph == ROOT and d.underivable
             and (d.kind == "output" or (d.declared is not None and d.declared.dims is not None))
+            and (d.kind != "output" or (d.graph, d.name) not in self.undefined_outputs)
         ]
         if not needy:
             return
