@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from onnx_lint.checker_errors import full_checker_error as _checker_error  # a module name tests replace
 from onnx_lint.checker_errors import inherit_passing_verdict
 from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic
+from onnx_lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.edits import MissingTarget, SortNodes, apply_edits, combine_fixes, target_of
 from onnx_lint.errors import FixError
+from onnx_lint.graphs import ROOT
 from onnx_lint.linter import Enabled, run_rules
 from onnx_lint.model_io import LoadedModel, StagedWrite
 from onnx_lint.rule_api import Rule
@@ -152,6 +153,7 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
 def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True) -> list[str]:
     """Prove the fixed bytes on disk beside the original, then rename; returns notes."""
     notes: list[str] = []
+    rejected: list[str] = []
     staged = StagedWrite(loaded.path, plan.data)
     external = (loaded.scope_paths,) if loaded.has_external_data else ()  # see _checker_error
     with staged as temp:
@@ -162,6 +164,7 @@ def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True)
                 raise FixError(f"{loaded.path}: the fix would make onnx.checker fail ({fixed_error}); "
                                "nothing was written")
             notes.append(f"onnx.checker still fails after the fix, as it did before: {fixed_error}")
+            rejected.append(f"onnx.checker (full): {fixed_error}")
         if runtime_check and _runtime_checkable(loaded):
             fixed_load = runtime_load_error(temp)
             if fixed_load is not None:
@@ -169,8 +172,22 @@ def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True)
                     raise FixError(f"{loaded.path}: ONNX Runtime loads the original but not the fixed model "
                                    f"({fixed_load}); nothing was written")
                 notes.append(f"ONNX Runtime does not load the model, before or after the fix: {fixed_load}")
+                rejected.append(f"ONNX Runtime does not load the model: {fixed_load}")
         staged.commit()
+    _keep_rejection(plan, rejected)
     return notes
+
+
+def _keep_rejection(plan: FixPlan, rejected: list[str]) -> None:
+    """A fixed model the full checker or ONNX Runtime still rejects is never reported clean: where the
+    re-lint has no error of its own, the rejection becomes an OL102 error among the remaining findings
+    (``plan.relint``, which the callers report after the write)."""
+    if not rejected or any(d.severity is Severity.ERROR for d in plan.relint):
+        return
+    plan.relint.append(Diagnostic(
+        file=plan.applied[0].file, code="OL102", name="checker-error", severity=Severity.ERROR,
+        message=f"{'; '.join(rejected)} (after the fix, as before it)", location=Location(ROOT),
+        engine="onnx.checker, full"))
 
 
 def _runtime_checkable(loaded: LoadedModel) -> bool:

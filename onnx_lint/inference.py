@@ -129,7 +129,8 @@ def strip_model(model: onnx.ModelProto, paths: list[str]) -> None:
     swap_heavy_initializers(model, paths)
 
 
-def run_onnx_inference(model: onnx.ModelProto | bytes, strict: bool = False) -> onnx.ModelProto:
+def run_onnx_inference(model: onnx.ModelProto | bytes, strict: bool = False,
+                       check_type: bool = False) -> onnx.ModelProto:
     """ONNX's C++ inference with data propagation; large models through the path API.
 
     Runs under a memory ceiling; if data propagation runs out of it (a huge 1-D
@@ -137,7 +138,7 @@ def run_onnx_inference(model: onnx.ModelProto | bytes, strict: bool = False) -> 
     A serialized model is passed on as it is (onnx would serialize a ModelProto again).
     """
     size = len(model) if isinstance(model, bytes) else model.ByteSize()
-    return _with_data_prop_fallback(size, partial(_onnx_inference, model, size, strict))
+    return _with_data_prop_fallback(size, partial(_onnx_inference, model, size, strict, check_type=check_type))
 
 
 def run_onnx_inference_serialized(data: bytes) -> bytes:
@@ -163,9 +164,11 @@ def _with_data_prop_fallback(size: int, infer: Callable[..., T]) -> T:
             return infer(data_prop=False)
 
 
-def _onnx_inference(model: onnx.ModelProto | bytes, size: int, strict: bool, data_prop: bool) -> onnx.ModelProto:
+def _onnx_inference(model: onnx.ModelProto | bytes, size: int, strict: bool, data_prop: bool,
+                    check_type: bool = False) -> onnx.ModelProto:
     if size < _PROTOBUF_LIMIT:
-        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=strict, data_prop=data_prop)
+        return onnx.shape_inference.infer_shapes(model, check_type=check_type, strict_mode=strict,
+                                                 data_prop=data_prop)
     import tempfile
     from pathlib import Path
 
@@ -175,7 +178,7 @@ def _onnx_inference(model: onnx.ModelProto | bytes, size: int, strict: bool, dat
             src.write_bytes(model)
         else:
             onnx.save_model(model, src)
-        onnx.shape_inference.infer_shapes_path(str(src), str(dst), check_type=False, strict_mode=strict,
+        onnx.shape_inference.infer_shapes_path(str(src), str(dst), check_type=check_type, strict_mode=strict,
                                                data_prop=data_prop)
         return onnx.load_model(dst, load_external_data=False)
 
@@ -499,7 +502,15 @@ class ShapeOracle:
         return fit_affine(runs)
 
     # -- strict-mode messages -----------------------------------------------------
-    def strict_messages(self, nodes: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    def type_conflicts(self) -> dict[tuple[str, int], str]:
+        """Nodes whose input types break their operator's type constraints, with the full checker's words
+        (``B has inconsistent type tensor(float16)``): a Gemm with a float A and a float16 B, as ONNX
+        Runtime's FP16 converter leaves some. The annotations are stripped, so only the nodes speak."""
+        nodes = [(scope.path, i) for scope in self.loaded.scopes for i in range(len(scope.graph.node))]
+        return {key: message for key, message in self.strict_messages(nodes, check_type=True).items()
+                if "inconsistent type" in message or "bound to different types" in message}
+
+    def strict_messages(self, nodes: list[tuple[str, int]], check_type: bool = False) -> dict[tuple[str, int], str]:
         """Strict whole-model inference's message for each of ``nodes`` ((graph path, node index)).
 
         The fallback for root causes that inferring the node alone cannot reproduce (it failed
@@ -515,7 +526,7 @@ class ShapeOracle:
             marks[mark] = (path, index)
         found: dict[tuple[str, int], str] = {}
         try:
-            run_onnx_inference(model, strict=True)
+            run_onnx_inference(model, strict=True, check_type=check_type)
         except Exception as exc:
             for line in str(exc).splitlines():
                 match = _STRICT_LINE.search(line)

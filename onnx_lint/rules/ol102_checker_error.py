@@ -13,6 +13,12 @@ is; a user fixes one problem, runs it again, and meets the next. ONNX
 Runtime, the quantizers and the FP16 converters run the same checks (or
 crash on what they would have caught).
 
+On a model that holds float16 or bfloat16 tensors, the full checker's type
+check runs too, node by node: a node whose inputs break its operator's type
+constraint (a Gemm with a float `A` and a float16 `B`, as ONNX Runtime's FP16
+converter with `keep_io_types` can leave one) is an error ONNX Runtime refuses
+to load, and no fix of the declarations can repair it.
+
 Errors that other rules report with a better location or a fix are left to
 them: nodes out of topological order (OL103) and graph outputs nothing
 produces (OL104). The shape-inference part of the full check is what
@@ -38,6 +44,8 @@ target).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+
+from onnx import TensorProto
 
 from onnx_lint.checker_errors import checker_errors
 from onnx_lint.context import LintContext
@@ -74,3 +82,26 @@ class CheckerError(Rule):
             raisable = INITIALIZER_NOT_INPUT in error.message and ctx.model.ir_version == 3
             edits: list[Edit] | None = [SetIrVersion(4)] if raisable else None
             yield self.report(ctx, f"onnx.checker: {error.message}", location, engine="onnx.checker", edits=edits)
+        if _mixed_precision(ctx):
+            for (graph, index), message in sorted(ctx.oracle.type_conflicts().items()):
+                node = resolve_graph(ctx.model, graph).node[index]
+                yield self.report(
+                    ctx, f"onnx.checker (full): {message}; ONNX Runtime refuses the model",
+                    Location(f"{graph}/node[{index}]", node=node.name or None, op_type=node.op_type),
+                    engine="onnx.checker, full")
+
+
+_HALF = frozenset((TensorProto.FLOAT16, TensorProto.BFLOAT16))
+
+
+def _mixed_precision(ctx: LintContext) -> bool:
+    """Whether the model holds half-precision tensors: only then can a node mix them with float ones the
+    way FP16 converters leave it, so only then does the type check (one more inference pass) run."""
+    for scope in ctx.scopes:
+        graph = scope.graph
+        if any(t.data_type in _HALF for t in graph.initializer):
+            return True
+        for values in (graph.input, graph.output, graph.value_info):
+            if any(v.type.tensor_type.elem_type in _HALF for v in values):
+                return True
+    return False
