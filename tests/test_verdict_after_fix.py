@@ -24,7 +24,8 @@ def half_converted_gemm(b_type: int = T.FLOAT16) -> onnx.ModelProto:
     graph = h.make_graph(
         [h.make_node("Relu", ["X"], ["A"]), h.make_node("Gemm", ["A", "B"], ["G"], name="gemm"),
          h.make_node("Relu", ["G"], ["Y"])], "albert_head",
-        [h.make_tensor_value_info("X", T.FLOAT, ["batch", 4])], [h.make_tensor_value_info("Y", T.FLOAT16, ["batch", 3])],
+        [h.make_tensor_value_info("X", T.FLOAT, ["batch", 4])],
+        [h.make_tensor_value_info("Y", T.FLOAT16, ["batch", 3])],
         [b], value_info=[h.make_tensor_value_info("A", T.FLOAT16, ["batch", 4])])
     return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
 
