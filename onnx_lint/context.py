@@ -511,6 +511,30 @@ class LintContext:
                 group.message = strict.get(key, otherwise)
         return groups
 
+    @cached_property
+    def covered_failures(self) -> list[tuple[GraphScope, int, str]]:
+        """Nodes where ONNX's inference fails with an error of its own (``Axis has less than the requested
+        k elements``) while declared value_info types cover the tensors it left untyped: OL003 then has
+        nothing to report (the types are declared, or a fix filled them), yet the full checker and ONNX
+        Runtime still refuse the node. Custom operators without a schema are not failures."""
+        reported = {(g.graph, g.node_index) for g in self.untyped_groups}
+        found: list[tuple[GraphScope, int, str]] = []
+        for scope in self.scopes:
+            if scope.path not in self.uninferred_outputs:
+                continue
+            values = self.oracle.values(scope.path)
+            untyped = {out for node in scope.graph.node for out in node.output
+                       if out and (values.get(out) is None or not has_elem_type(values[out].type))}
+            for index, node in enumerate(scope.graph.node):
+                if (scope.path, index) in reported or not any(o in untyped for o in node.output):
+                    continue
+                if any(name in untyped for name in node.input):
+                    continue  # downstream of another failure: that node is the root
+                message = self.node_failure(scope, index).message
+                if message and "schema" not in message and "custom operator" not in message:
+                    found.append((scope, index, message))
+        return found
+
     def _initializers(self, scope: GraphScope) -> set[str]:
         if scope.path not in self._init_names:
             self._init_names[scope.path] = {i.name for i in scope.graph.initializer}

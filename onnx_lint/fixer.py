@@ -172,7 +172,8 @@ def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True)
                     raise FixError(f"{loaded.path}: ONNX Runtime loads the original but not the fixed model "
                                    f"({fixed_load}); nothing was written")
                 notes.append(f"ONNX Runtime does not load the model, before or after the fix: {fixed_load}")
-                rejected.append(f"ONNX Runtime does not load the model: {fixed_load}")
+                rejected.append("ONNX Runtime does not load the model: "
+                                + fixed_load.replace(str(temp), loaded.path.name))
         staged.commit()
     _keep_rejection(plan, rejected)
     return notes
@@ -180,13 +181,13 @@ def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True)
 
 def _keep_rejection(plan: FixPlan, rejected: list[str]) -> None:
     """A fixed model the full checker or ONNX Runtime still rejects is never reported clean: where the
-    re-lint has no error of its own, the rejection becomes an OL102 error among the remaining findings
-    (``plan.relint``, which the callers report after the write)."""
-    if not rejected or any(d.severity is Severity.ERROR for d in plan.relint):
+    re-lint leaves nothing that fails the run, the rejection becomes an OL102 error among the remaining
+    findings (``plan.relint``, which the callers report after the write)."""
+    if not rejected or any(d.severity.fails for d in plan.relint):
         return
     plan.relint.append(Diagnostic(
         file=plan.applied[0].file, code="OL102", name="checker-error", severity=Severity.ERROR,
-        message=f"{'; '.join(rejected)} (after the fix, as before it)", location=Location(ROOT),
+        message=f"{rejected[0]} (after the fix, as before it)", location=Location(ROOT),
         engine="onnx.checker, full"))
 
 

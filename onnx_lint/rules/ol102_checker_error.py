@@ -19,6 +19,13 @@ constraint (a Gemm with a float `A` and a float16 `B`, as ONNX Runtime's FP16
 converter with `keep_io_types` can leave one) is an error ONNX Runtime refuses
 to load, and no fix of the declarations can repair it.
 
+A node where ONNX's own inference fails (`Axis has less than the requested k
+elements`) while declared `value_info` types cover the tensors it leaves
+untyped is an error here too: the declarations hide the failure from OL003
+(for instance after its fix filled them), not from the full checker or ONNX
+Runtime. After `--fix`, a model the full checker or ONNX Runtime still rejects
+always keeps an OL102 error, so it is never reported clean.
+
 Errors that other rules report with a better location or a fix are left to
 them: nodes out of topological order (OL103) and graph outputs nothing
 produces (OL104). The shape-inference part of the full check is what
@@ -82,6 +89,13 @@ class CheckerError(Rule):
             raisable = INITIALIZER_NOT_INPUT in error.message and ctx.model.ir_version == 3
             edits: list[Edit] | None = [SetIrVersion(4)] if raisable else None
             yield self.report(ctx, f"onnx.checker: {error.message}", location, engine="onnx.checker", edits=edits)
+        for scope, index, message in ctx.covered_failures:
+            node = scope.graph.node[index]
+            yield self.report(
+                ctx, f"ONNX inference fails at this node ({message}); the declared types of its outputs "
+                     "only hide it: the full checker and ONNX Runtime refuse the model",
+                Location(f"{scope.path}/node[{index}]", node=node.name or None, op_type=node.op_type),
+                engine="onnx")
         if _mixed_precision(ctx):
             for (graph, index), message in sorted(ctx.oracle.type_conflicts().items()):
                 node = resolve_graph(ctx.model, graph).node[index]
