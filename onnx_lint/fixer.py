@@ -166,6 +166,9 @@ def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True)
             notes.append(f"onnx.checker still fails after the fix, as it did before: {fixed_error}")
             rejected.append(f"onnx.checker (full): {fixed_error}")
         if runtime_check and _runtime_checkable(loaded):
+            # ONNX Runtime has the last word: the checker's strict inference also fails on what it cannot
+            # model (sparse initializers), and a model ONNX Runtime runs is not refused.
+            rejected.clear()
             fixed_load = runtime_load_error(temp)
             if fixed_load is not None:
                 if runtime_load_error(loaded.path) is None:
@@ -180,9 +183,9 @@ def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True)
 
 
 def _keep_rejection(plan: FixPlan, rejected: list[str]) -> None:
-    """A fixed model the full checker or ONNX Runtime still rejects is never reported clean: where the
-    re-lint leaves nothing that fails the run, the rejection becomes an OL102 error among the remaining
-    findings (``plan.relint``, which the callers report after the write)."""
+    """A fixed model ONNX Runtime still refuses (or, where it cannot be asked, the full checker) is never
+    reported clean: where the re-lint leaves nothing that fails the run, the rejection becomes an OL102
+    error among the remaining findings (``plan.relint``, which the callers report after the write)."""
     if not rejected or any(d.severity.fails for d in plan.relint):
         return
     plan.relint.append(Diagnostic(
