@@ -6,7 +6,7 @@ it fails are nodes and declarations checked one at a time, so that every error
 gets its own location. A self-contained model under 256 MB is checked from
 the file's own bytes (no Python copy); otherwise the model checked is a
 weight-free copy: large and external initializers become empty tensors of the
-same type (SPEC 2.1), so no weight byte is read and external data never
+same type (docs/design.md), so no weight byte is read and external data never
 resolves against the working directory.
 """
 
@@ -27,6 +27,7 @@ from onnx_lint.errors import first_line
 from onnx_lint.graphs import ROOT, out_of_order_nodes, scopes_at, subgraph_attributes
 from onnx_lint.inference import INLINE_ELEMENTS, swap_heavy_initializers
 from onnx_lint.model_io import LoadedModel
+from onnx_lint.timings import CHECKER, timed
 
 # Messages that other rules report with a location and, where possible, a fix.
 SORT_MESSAGE = "topologically sorted"
@@ -91,6 +92,7 @@ def _check(data: bytes) -> str | None:
     return None
 
 
+@timed(CHECKER)
 def checker_verdict(loaded: LoadedModel) -> str | None:
     """The checker's first complaint about the model as it is, or ``None`` (computed once per model).
 

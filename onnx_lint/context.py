@@ -25,6 +25,7 @@ from onnx_lint.model_io import LoadedModel, check_cycles
 from onnx_lint.node_inference import NO_TYPE, ModelFacts, NodeFailure, explain_untyped, has_elem_type
 from onnx_lint.runtime_probe import ENGINE_RUN
 from onnx_lint.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info
+from onnx_lint.timings import TYPE_FILL, timed
 
 ConflictReason = Literal["concrete", "dynamic", "pinned", "param-reuse", "name"]
 
@@ -290,7 +291,7 @@ class LintContext:
                     decl.conflicts.append(
                         DimConflict(i, want, got, "dynamic", f"it follows the dynamic input dim '{got}'"))
                 elif decl.kind == "output":
-                    # Only outputs get the pinned-dims proof (OL002); for value_info, SPEC 1's
+                    # Only outputs get the pinned-dims proof (OL002); for value_info, docs/design.md's
                     # "stale" is a rank or concrete-dim contradiction, and pinning costs two
                     # whole-graph inferences.
                     pending.append((decl, i))
@@ -308,7 +309,7 @@ class LintContext:
         return fact.follows[index], fact.sizes[index]
 
     def _check_claims(self, claims: list[tuple[Declaration, int]]) -> None:
-        """SPEC 3, "Symbolic names are claims too": a declared input dim name must have its size.
+        """docs/design.md, "Symbolic names are claims too": a declared input dim name must have its size.
 
         One inference with each dynamic input dim pinned to its own prime serves every claim;
         a claim is refuted only where that run derives a concrete value other than the pin.
@@ -411,7 +412,7 @@ class LintContext:
                 decl.engine = ENGINE_NAMES_PINNED
 
     def reconciled_dims(self, decl: Declaration) -> tuple[Dim, ...]:
-        """SPEC 4.1: derived rank and concrete dims; declared names kept where derived is symbolic."""
+        """Reconcile (docs/design.md): derived rank and concrete dims; declared names kept where derived is symbolic."""
         assert decl.derived is not None and decl.derived.dims is not None
         derived = decl.derived.dims
         declared = decl.declared.dims if decl.declared is not None else None
@@ -460,8 +461,9 @@ class LintContext:
         return SetType(decl.graph, decl.kind, decl.name, dims=self.reconciled_dims(decl))
 
     @cached_property
+    @timed(TYPE_FILL)
     def filled_types(self) -> dict[tuple[str, str], int]:
-        """Schema-based element types over the shape-inferred model (SPEC 4.2)."""
+        """Schema-based element types over the shape-inferred model (docs/design.md)."""
         from onnx_lint.type_fill import (
             propagate_types,  # cold path: only with untyped tensors
         )

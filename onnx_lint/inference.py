@@ -1,4 +1,4 @@
-"""The shape oracle (SPEC 2): what the graph computes, independent of its annotations.
+"""The shape oracle (docs/design.md): what the graph computes, independent of its annotations.
 
 Inference runs on a *stripped* copy: output types and value_info are removed so
 a stale annotation cannot feed back into its own check, and large or external
@@ -26,6 +26,7 @@ import onnx
 import onnx.shape_inference
 from onnx.onnx_cpp2py_export import shape_inference as onnx_cpp_inference
 
+from onnx_lint import timings
 from onnx_lint.dim_expressions import DimExpression, affine_text, parse_dim_expression
 from onnx_lint.errors import first_line, untagged
 from onnx_lint.forked import ForkedCall
@@ -331,12 +332,13 @@ class ShapeOracle:
         if not derive:
             return
         self.paths = self.loaded.scope_paths
-        inferred = collect_prefetched_inference(self.loaded)
-        if inferred is None:  # nothing prefetched: infer here
-            try:
-                inferred = run_onnx_inference(self._stripped_bytes)
-            except Exception as exc:  # onnx raises bare RuntimeErrors for malformed graphs
-                inferred = first_line(exc)
+        with timings.step(timings.ONNX_INFERENCE):
+            inferred = collect_prefetched_inference(self.loaded)
+            if inferred is None:  # nothing prefetched: infer here
+                try:
+                    inferred = run_onnx_inference(self._stripped_bytes)
+                except Exception as exc:  # onnx raises bare RuntimeErrors for malformed graphs
+                    inferred = first_line(exc)
         if isinstance(inferred, str):
             self.notes.append(EngineNote(ENGINE_ONNX, inferred))
             inferred = onnx.ModelProto.FromString(self._stripped_bytes)
@@ -394,6 +396,7 @@ class ShapeOracle:
         return TensorInfo(tensor.data_type, tuple(tensor.dims)) if tensor is not None else None
 
     # -- ONNX Runtime symbolic inference (fallback) -----------------------------
+    @timings.timed(timings.SYMBOLIC)
     def ensure_symbolic(self) -> None:
         """Run ONNX Runtime's symbolic inference once, on the stripped main graph."""
         if self._symbolic is not None:
@@ -419,6 +422,7 @@ class ShapeOracle:
         return self._symbolic is not None
 
     # -- running the model (the third engine) ---------------------------------------
+    @timings.timed(timings.PROBE)
     def ensure_probe(self, outputs: list[str]) -> ProbeResult:
         """Run the model in ONNX Runtime once for the main graph's otherwise underivable outputs."""
         if self.probe_result is None:
@@ -426,6 +430,7 @@ class ShapeOracle:
         return self.probe_result
 
     # -- dims pinned to two sizes -----------------------------------------------
+    @timings.timed(timings.PINNED)
     def pinned(self, size: int) -> dict[str, GraphValues]:
         """Inference with every dynamic dim of the main graph's inputs set to ``size``."""
         if size not in self._pinned:
@@ -448,6 +453,7 @@ class ShapeOracle:
         return result
 
     # -- dims pinned to a distinct size each (symbolic names are claims) -------------
+    @timings.timed(timings.NAMES_PINNED)
     def named_pins(self, run: int = 0) -> tuple[dict[str, int], Mapping[str, onnx.ValueInfoProto]]:
         """Inference with each dynamic input dim of the main graph pinned to its own prime.
 
@@ -510,6 +516,7 @@ class ShapeOracle:
         return {key: message for key, message in self.strict_messages(nodes, check_type=True).items()
                 if "inconsistent type" in message or "bound to different types" in message}
 
+    @timings.timed(timings.STRICT)
     def strict_messages(self, nodes: list[tuple[str, int]], check_type: bool = False) -> dict[tuple[str, int], str]:
         """Strict whole-model inference's message for each of ``nodes`` ((graph path, node index)).
 
