@@ -13,8 +13,8 @@ is; a user fixes one problem, runs it again, and meets the next. ONNX
 Runtime, the quantizers and the FP16 converters run the same checks (or
 crash on what they would have caught).
 
-On a model that holds float16 or bfloat16 tensors, the full checker's type
-check runs too, node by node: a node whose inputs break its operator's type
+On a model that holds both float and float16 (or bfloat16) tensors, the full
+checker's type check runs too, node by node: a node whose inputs break its operator's type
 constraint (a Gemm with a float `A` and a float16 `B`, as ONNX Runtime's FP16
 converter with `keep_io_types` can leave one) is an error ONNX Runtime refuses
 to load, and no fix of the declarations can repair it.
@@ -106,16 +106,20 @@ class CheckerError(Rule):
 
 
 _HALF = frozenset((TensorProto.FLOAT16, TensorProto.BFLOAT16))
+_FLOATS = _HALF | {TensorProto.FLOAT}
 
 
 def _mixed_precision(ctx: LintContext) -> bool:
-    """Whether the model holds half-precision tensors: only then can a node mix them with float ones the
-    way FP16 converters leave it, so only then does the type check (one more inference pass) run."""
+    """Whether the model holds both half-precision and float tensors (initializers and declarations): only
+    then can a node mix them the way FP16 converters with ``keep_io_types`` leave it, so only then does the
+    type check (one more inference pass, on the weight-free copy) run."""
+    seen: set[bool] = set()
     for scope in ctx.scopes:
         graph = scope.graph
-        if any(t.data_type in _HALF for t in graph.initializer):
-            return True
+        seen.update(t.data_type in _HALF for t in graph.initializer if t.data_type in _FLOATS)
         for values in (graph.input, graph.output, graph.value_info):
-            if any(v.type.tensor_type.elem_type in _HALF for v in values):
-                return True
+            seen.update(v.type.tensor_type.elem_type in _HALF for v in values
+                        if v.type.tensor_type.elem_type in _FLOATS)
+        if len(seen) == 2:
+            return True
     return False
