@@ -19,6 +19,7 @@ CATALOG: tuple[tuple[str, str, str, str, bool, str, str], ...] = (
     ('OL106', 'runtime-version-unsupported', 'IR version or opset newer than the installed ONNX Runtime loads', 'error', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL106/', 'never'),
     ('OL107', 'runtime-missing-kernel', "No ONNX Runtime CPU kernel for a node's operator version or element types", 'error', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL107/', 'never'),
     ('OL108', 'batch-baked-into-constant', 'A Reshape/Expand shape constant fixes the batch while the input batch is dynamic', 'warning', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL108/', 'never'),
+    ('OL109', 'duplicate-value-info', "A tensor is declared more than once in one graph's value_info", 'warning', True, 'https://onnx-lint.github.io/onnx-lint/rules/OL109/', 'always'),
     ('OL201', 'fp16-overflow', 'A float initializer or Constant overflows FP16 (|x| > 65504) or flushes to zero', 'warning', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL201/', 'never'),
     ('OL202', 'qdq-present', 'The model already holds Q/DQ nodes (quantizing it again doubles them)', 'info', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL202/', 'never'),
     ('OL203', 'qdq-invalid-scale', 'A Q/DQ scale is zero, negative, infinite or NaN', 'error', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL203/', 'never'),

@@ -53,6 +53,8 @@ class UnderivableOutputShape(Rule):
                 yield from self._branch_dependent(ctx, decl)
             if decl.kind != "output" or not decl.underivable:
                 continue
+            if (decl.graph, decl.name) in ctx.undefined_outputs:
+                continue  # nothing produces it: OL104's error says so, and there is no shape to derive
             if decl.graph != ROOT and (decl.declared is None or decl.declared.dims is None):
                 continue  # a subgraph output that declares no shape has nothing left unverified
             if decl.declared is None and self._non_tensor(ctx, decl.name):
@@ -60,6 +62,10 @@ class UnderivableOutputShape(Rule):
             tried = ["onnx: no shape"]
             if decl.graph == ROOT and ctx.oracle.symbolic_ran:
                 failure = next((n.message for n in ctx.oracle.notes if n.engine == ENGINE_SYMBOLIC), None)
+                if failure is not None and "cyclic" in failure:
+                    # The model has no cycle (cycles are refused before any rule runs): ONNX Runtime's
+                    # engine says so whenever an output or a node input is a tensor nothing defines.
+                    failure = "stopped: the graph outputs or reads a tensor nothing defines"
                 tried.append(f"{ENGINE_SYMBOLIC}: {failure or 'no shape'}")
             elif decl.graph != ROOT:
                 tried.append(f"{ENGINE_SYMBOLIC}: not run on subgraphs")
