@@ -183,3 +183,46 @@ def test_untyped_tensor_tied_by_its_reader_warns_and_the_fix_makes_it_convertibl
     assert cli("check", str(path), "--fix").code == 0
     assert _fp16_error(path) is None
     _quantized_runs(path)
+
+
+# -- FP16-range fill values (OL201's documented exemption) ---------------------------------------------
+def _masked_attention(fill: float, additive: bool) -> onnx.ModelProto:
+    """Softmax over scores where masked positions get ConstantOfShape's fill (replaced, or added as a bias)."""
+    axis = onnx.numpy_helper.from_array(np.array([1], np.int64), "axis")
+    zero = onnx.numpy_helper.from_array(np.zeros((), np.float32), "zero")
+    filled = onnx.numpy_helper.from_array(np.array([fill], np.float32))
+    nodes = [h.make_node("Shape", ["scores"], ["shape"]), h.make_node("Unsqueeze", ["mask", "axis"], ["keep"]),
+             h.make_node("ConstantOfShape", ["shape"], ["fill"], value=filled)]
+    if additive:
+        nodes += [h.make_node("Where", ["keep", "zero", "fill"], ["bias"]),
+                  h.make_node("Add", ["scores", "bias"], ["masked"])]
+    else:
+        nodes.append(h.make_node("Where", ["keep", "scores", "fill"], ["masked"]))
+    nodes.append(h.make_node("Softmax", ["masked"], ["P"], axis=-1))
+    graph = h.make_graph(nodes, "attention", [h.make_tensor_value_info("scores", T.FLOAT, ["B", "S", "S"]),
+                                              h.make_tensor_value_info("mask", T.BOOL, ["B", "S"])],
+                         [h.make_tensor_value_info("P", T.FLOAT, ["B", "S", "S"])], [axis, zero])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("fill", [-3.4028234663852886e38, -1e9])
+@pytest.mark.parametrize("additive", [False, True])
+def test_mask_fill_beyond_fp16_is_clamped_safely_and_not_flagged(cli, save, fill, additive):
+    import onnxruntime as ort
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    path = save(_masked_attention(fill, additive))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fp16 = save(convert_float_to_float16(_masked_attention(fill, additive), keep_io_types=True), "fp16.onnx")
+    rng = np.random.default_rng(0)
+    scores = (rng.standard_normal((2, 6, 6)) * 8).astype(np.float32)
+    mask = np.ones((2, 6), bool)
+    mask[0, 4:] = False
+    mask[1, 5:] = False
+    feeds = {"scores": scores, "mask": mask}
+    full, half = (ort.InferenceSession(str(p), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+                  for p in (path, fp16))
+    assert float(np.abs(full - half).max()) < 1e-6
+    run = cli("check", str(path), "--output-format", "json")
+    assert run.code == 0 and not [d for d in run.json() if d["code"] == "OL201"]
