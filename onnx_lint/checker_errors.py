@@ -6,7 +6,7 @@ it fails are nodes and declarations checked one at a time, so that every error
 gets its own location. A self-contained model under 256 MB is checked from
 the file's own bytes (no Python copy); otherwise the model checked is a
 weight-free copy: large and external initializers become empty tensors of the
-same type (SPEC 2.1), so no weight byte is read and external data never
+same type (docs/design.md), so no weight byte is read and external data never
 resolves against the working directory.
 """
 

@@ -1,4 +1,4 @@
-"""The ``onnx-lint`` command line (SPEC 6): check, fix, explain rules.
+"""The ``onnx-lint`` command line (docs/cli.md): check, fix, explain rules.
 
 Exit codes: 0 clean or all fixed, 1 diagnostics remain, 2 usage error,
 unreadable model or internal error. No traceback ever reaches the user.

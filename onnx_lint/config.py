@@ -48,7 +48,7 @@ class Settings:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    # Run the model in ONNX Runtime for outputs no static engine shapes (SPEC 2 step 5).
+    # Run the model in ONNX Runtime for outputs no static engine shapes (docs/design.md, "the runtime probe").
     runtime_probe: bool = True
     source: Path | None = None
     base: Settings | None = None

@@ -1,4 +1,4 @@
-"""Who would break on a missing element type (severity follows consequences).
+"""Who would break on a missing element type (docs/design.md, "Severity follows consequences").
 
 A tensor that only ONNX's static inference leaves untyped hurts a user only where
 a tool of the pipeline needs its type. Neither the INT8 quantizer nor the FP16

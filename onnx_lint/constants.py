@@ -2,7 +2,7 @@
 
 Readiness rules need the *values* of small constants (a Reshape's shape, a
 QuantizeLinear's scale) and of float weights (FP16 range). Lint never loads
-external data (SPEC 2.1), so a tensor stored outside the model has no value
+external data (docs/design.md), so a tensor stored outside the model has no value
 here: callers report only what the file itself proves.
 """
 

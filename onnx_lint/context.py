@@ -234,7 +234,7 @@ class LintContext:
                     decl.conflicts.append(
                         DimConflict(i, want, got, "dynamic", f"it follows the dynamic input dim '{got}'"))
                 elif decl.kind == "output":
-                    # Only outputs get the pinned-dims proof (OL002); for value_info, SPEC 1's
+                    # Only outputs get the pinned-dims proof (OL002); for value_info, docs/design.md's
                     # "stale" is a rank or concrete-dim contradiction, and pinning costs two
                     # whole-graph inferences.
                     pending.append((decl, i))
@@ -252,7 +252,7 @@ class LintContext:
         return fact.follows[index], fact.sizes[index]
 
     def _check_claims(self, claims: list[tuple[Declaration, int]]) -> None:
-        """SPEC 3, "Symbolic names are claims too": a declared input dim name must have its size.
+        """docs/design.md, "Symbolic names are claims too": a declared input dim name must have its size.
 
         One inference with each dynamic input dim pinned to its own prime serves every claim;
         a claim is refuted only where that run derives a concrete value other than the pin.
@@ -365,7 +365,7 @@ class LintContext:
                 decl.engine = ENGINE_NAMES_PINNED
 
     def reconciled_dims(self, decl: Declaration) -> tuple[Dim, ...]:
-        """SPEC 4.1: derived rank and concrete dims; declared names kept where derived is symbolic."""
+        """Reconcile (docs/design.md): derived rank and concrete dims; declared names kept where derived is symbolic."""
         assert decl.derived is not None and decl.derived.dims is not None
         derived = decl.derived.dims
         declared = decl.declared.dims if decl.declared is not None else None
@@ -415,7 +415,7 @@ class LintContext:
 
     @cached_property
     def filled_types(self) -> dict[tuple[str, str], int]:
-        """Schema-based element types over the shape-inferred model (SPEC 4.2)."""
+        """Schema-based element types over the shape-inferred model (docs/design.md)."""
         from onnx_lint.type_fill import (
             propagate_types,  # cold path: only with untyped tensors
         )

@@ -1,6 +1,6 @@
 """The diagnostic record shared by rules, fixes, output formats and the server.
 
-Its JSON form (``Diagnostic.to_json``) is a public interface (SPEC 6): CI
+Its JSON form (``Diagnostic.to_json``) is a public interface (docs/cli.md): CI
 scripts parse it, so fields are only ever added, never renamed or removed.
 """
 
@@ -52,7 +52,7 @@ class Location:
 class Applicability(str, enum.Enum):
     """How far a fix may be trusted, as ruff grades it; ``--fix`` applies ``safe`` fixes only.
 
-    Every fix onnx-lint has today is safe (SPEC 4: annotations only, or node order only);
+    Every fix onnx-lint has today is safe (docs/design.md, "The fix contract": annotations only, or node order only);
     ``unsafe`` and ``display-only`` exist so that a future fix that changes what a model
     computes can be offered without ``--fix`` ever applying it unasked.
     """

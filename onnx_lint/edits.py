@@ -2,7 +2,7 @@
 
 Each edit targets a declaration by graph path and tensor name, and touches only
 ``graph.output`` / ``graph.value_info`` types, never node contents, attributes or
-initializers (SPEC 4). The one edit that touches nodes, ``SortNodes``, changes
+initializers (docs/design.md). The one edit that touches nodes, ``SortNodes``, changes
 only their order (a graph out of topological order computes the same once
 sorted). Edits are plain data so that the language server can hand them to a
 client and back.

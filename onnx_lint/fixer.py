@@ -1,4 +1,4 @@
-"""``--fix``: apply safe annotation edits, prove them, and only then write (SPEC 4.3).
+"""``--fix``: apply safe annotation edits, prove them, and only then write (docs/design.md, "The fix contract").
 
 Order of proof: the fixed model is re-linted in memory (the fixed rules must
 not fire again); it is written to a temporary file beside the original; the

@@ -1,4 +1,4 @@
-"""The shape oracle (SPEC 2): what the graph computes, independent of its annotations.
+"""The shape oracle (docs/design.md): what the graph computes, independent of its annotations.
 
 Inference runs on a *stripped* copy: output types and value_info are removed so
 a stale annotation cannot feed back into its own check, and large or external

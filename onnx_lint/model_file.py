@@ -1,7 +1,7 @@
 """Checks of a model file that need only ``os.stat``: importable without onnx.
 
 The language server runs them before it hashes a file, so a FIFO, a folder or
-a 2 GiB file is refused without a byte read (SPEC 9).
+a 2 GiB file is refused without a byte read (docs/security.md).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Linting never needs weight bytes: models are parsed without external data, and
 external references are validated with ``os.stat`` only, so nothing outside the
-model's folder is ever opened (SPEC 2.1, 9).
+model's folder is ever opened (docs/design.md, step 1; docs/security.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``onnx-lint quantize MODEL -o OUT``: repair, then INT8 (QDQ) + FP16, validated (SPEC 5)."""
+"""``onnx-lint quantize MODEL -o OUT``: repair, then INT8 (QDQ) + FP16, validated (docs/quantize.md)."""
 
 from __future__ import annotations
 

@@ -14,13 +14,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 from onnx_lint.diagnostics import Applicability, Diagnostic, Fix, FixAvailability, Location, Severity
 from onnx_lint.edits import Edit, SetType
+from onnx_lint.links import rule_page_url
 from onnx_lint.shapes import format_dims
 
 if TYPE_CHECKING:
     from onnx_lint.context import LintContext
-
-DOCS_URL = "https://github.com/onnx-lint/onnx-lint/blob/main/docs/rules.md"
-
 
 class Rule:
     """A rule: stable code, kebab-case name, default severity, explanation and check."""
@@ -51,8 +49,8 @@ class Rule:
 
     @classmethod
     def url(cls) -> str:
-        # The explicit anchor docs/rules.md puts before each rule's heading.
-        return f"{DOCS_URL}#{cls.code.lower()}-{cls.name}"
+        """The rule's page on the docs site."""
+        return rule_page_url(cls.code)
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         raise NotImplementedError

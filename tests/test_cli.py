@@ -1,4 +1,4 @@
-"""The command line as a CI job or a person in a terminal meets it (SPEC 6)."""
+"""The command line as a CI job or a person in a terminal meets it (docs/cli.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Configuration files and rule selection (SPEC 6), with ruff's semantics."""
+"""Configuration files and rule selection (docs/configuration.md), with ruff's semantics."""
 
 from __future__ import annotations
 

@@ -23,6 +23,37 @@ def test_rule_docs_and_readme_table_are_generated_from_the_code():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_the_docs_site_builds_strictly_with_a_page_for_every_rule_link(tmp_path):
+    site = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+                          cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    from onnx_lint.links import DOCS_BASE_URL
+    from onnx_lint.rules.catalog import CATALOG
+    for code, _name, _summary, _severity, _fixable, url, _availability in CATALOG:
+        # The link SARIF, hovers and `onnx-lint rule` give lands on a built page about that rule.
+        assert url.startswith(DOCS_BASE_URL), url
+        page = site / url.removeprefix(DOCS_BASE_URL) / "index.html"
+        assert code in page.read_text(), code
+    # The security page is SECURITY.md itself, not a copy that drifts.
+    assert "What it reads" in (site / "security" / "index.html").read_text()
+
+
+def test_readme_is_a_front_door_that_links_to_the_site():
+    text = (REPO / "README.md").read_text()
+    assert len(text.splitlines()) <= 300
+    from onnx_lint.links import DOCS_BASE_URL
+    assert text.count(DOCS_BASE_URL) >= 10
+
+
+def test_no_code_or_doc_cites_the_specification_by_number():
+    # The design lives in docs/design.md, in the project's own words.
+    pattern = "SPEC" + r" [0-9]"
+    found = subprocess.run(["git", "grep", "-n", "-E", pattern, "--", ".", ":!tests/test_docs_and_examples.py"],
+                           cwd=REPO, capture_output=True, text=True)
+    assert found.stdout == "", found.stdout
+
+
 def test_readme_starts_with_two_setup_commands_and_ci_runs_the_second():
     commands = _setup_commands()
     assert len(commands) == 2

@@ -1,4 +1,4 @@
-"""The --fix contract (SPEC 4.3): atomic, idempotent, external data untouched, proven before written."""
+"""The --fix contract (docs/design.md): atomic, idempotent, external data untouched, proven before written."""
 
 from __future__ import annotations
 
@@ -179,7 +179,7 @@ def test_a_follow_on_fix_that_fails_keeps_the_fixes_before_it(cli, save, monkeyp
 
 
 def test_fix_may_reorder_nodes_but_never_changes_their_content(cli, save):
-    """SPEC 4.3 with OL103: "nodes untouched" means the nodes' content; their order may be sorted."""
+    """The fix contract (docs/design.md) with OL103: "nodes untouched" means their content; order may change."""
     from model_checks import checker_error, computation
 
     from examples import readiness

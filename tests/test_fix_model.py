@@ -94,9 +94,7 @@ def test_availability_is_declared_beside_each_rule_and_reaches_catalog_docs_and_
     listed = {r["code"]: r for r in cli("list-rules", "--output-format", "json").json()}
     assert listed["OL003"]["fix_availability"] == "sometimes" and listed["OL003"]["fixable"] is True
     assert listed["OL000"]["fix_availability"] == "never"
-    docs = (REPO / "docs" / "rules.md").read_text()
-    ol003 = docs[docs.index("## untyped-after-shape-inference"):]
-    assert ol003.split("\n\n")[1] == "Fix is sometimes available."
+    assert "\n\nFix is sometimes available.\n\n" in (REPO / "docs" / "rules" / "OL003.md").read_text()
 
 
 def test_the_help_line_says_what_the_fix_does(cli, save):

@@ -1,4 +1,4 @@
-"""Output formats, from hand-built diagnostics (SPEC 6: JSON shape, SARIF, GitHub, JUnit)."""
+"""Output formats, from hand-built diagnostics (docs/cli.md: JSON shape, SARIF, GitHub, JUnit)."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def test_json_has_exactly_the_public_shape(root, sample):
         assert set(d) == {"file", "code", "name", "severity", "message", "location", "engine", "fix"}
         assert set(d["location"]) == {"path", "tensor", "node", "op_type"}
         assert d["severity"] in ("error", "warning", "info")
-        # SPEC 6: fields are only added; "title" (what the fix does) was added to "applicability" and "applied"
+        # docs/cli.md: fields are only added; "title" (what the fix does) was added to "applicability" and "applied"
         assert d["fix"] is None or set(d["fix"]) == {"applicability", "applied", "title"}
     first, second, third = found
     assert first == {

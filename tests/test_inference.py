@@ -1,4 +1,4 @@
-"""The shape oracle (SPEC 2): lazy engines, no stray files, no weight bytes."""
+"""The shape oracle (docs/design.md): lazy engines, no stray files, no weight bytes."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ The builders are copied from Model-Optimizer ``tests/unit/onnx/test_onnx_utils.p
 ``infer_types`` / ``convert_to_f16`` in memory; the user-visible equivalent here is
 ``onnx-lint check --fix`` on the file (and, for the FP16 case, onnx-lint's own FP16 step).
 
-One deliberate difference: ModelOpt *removes* a stale value_info entry; SPEC 4.1 corrects it
+One deliberate difference: ModelOpt *removes* a stale value_info entry; docs/design.md corrects it
 (entries can be the only type source for custom-op outputs). Both leave the declared type right.
 """
 
@@ -100,7 +100,7 @@ def test_clear_stale_value_info(cli, save, output_elem_type, with_value_info, ex
     assert cli("check", str(path), "--fix").code == 0
     model = onnx.load(path)
     assert model.graph.output[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT
-    # ModelOpt removes the entry; onnx-lint corrects it (SPEC 4.1): no stale FLOAT16 is left either way.
+    # ModelOpt removes the entry; onnx-lint corrects it (docs/design.md): no stale FLOAT16 is left either way.
     assert all(v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT for v in model.graph.value_info)
     if not expected_codes:
         assert path.read_bytes() == before

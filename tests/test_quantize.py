@@ -1,4 +1,4 @@
-"""`onnx-lint quantize` (SPEC 5): the seed scenario, refusals, calibration data, real models."""
+"""`onnx-lint quantize` (docs/quantize.md): the seed scenario, refusals, calibration data, real models."""
 
 from __future__ import annotations
 
@@ -173,7 +173,7 @@ def _reshape_only(path):
 
 
 def test_already_quantized_exits_1_and_nothing_quantizable_writes_fp16_only_with_exit_3(tmp_path):
-    """The policy (README): already quantized -> exit 1, nothing written; nothing INT8-quantizable ->
+    """The policy (docs/quantize.md): already quantized -> exit 1, nothing written; nothing INT8-quantizable ->
     an FP16-only model, validated like any other, a notice, and exit code 3."""
     source = tmp_path / "seed.onnx"
     onnx.save(defects.weakly_typed_mlp(), source)

@@ -1,6 +1,6 @@
 """Real published models (issue: engine, point 6): healthy ones get no error and stay byte-identical.
 
-What the linter finds on each family is recorded in the README ("What it finds on real models").
+What the linter finds on each family is recorded in docs/reliability.md ("What it finds on real models").
 """
 
 from __future__ import annotations

@@ -91,10 +91,9 @@ async def test_did_open_reads_the_file_from_disk_and_publishes_rule_diagnostics(
     [d] = await diagnostics_for(client, model.as_uri())
     assert d.code == "OL001" and d.source == "onnx-lint" and d.severity == lsp.DiagnosticSeverity.Error
     assert d.message.startswith("graph/output[0] 'Y': graph output 'Y' is declared as a scalar")
-    # The link lands on the rule's explanation in docs/rules.md.
-    assert d.code_description.href.endswith("docs/rules.md#ol001-stale-rank-zero-output")
-    assert '<a id="ol001-stale-rank-zero-output"></a>\n## stale-rank-zero-output (OL001)' in \
-        (REPO / "docs" / "rules.md").read_text()
+    # The link lands on the rule's own page of the docs site, generated as docs/rules/OL001.md.
+    assert d.code_description.href == "https://onnx-lint.github.io/onnx-lint/rules/OL001/"
+    assert (REPO / "docs" / "rules" / "OL001.md").read_text().startswith("# OL001: stale-rank-zero-output\n")
     assert d.data["key"] == ["OL001", "graph/output[0]", "Y"] and d.data["fixable"] is True
     assert d.data["edits"] == [{"edit": "set_type", "graph": "graph", "kind": "output", "tensor": "Y",
                                 "elem_type": None, "dims": [3, 5]}]

@@ -1,4 +1,4 @@
-"""``--output-format json``: the public, additive-only schema of SPEC 6.
+"""``--output-format json``: the public, additive-only schema (docs/cli.md).
 
 The shape is ``Diagnostic.to_json`` and nothing else, so CI scripts that parse
 it break only if that method changes, which it does only additively.

@@ -17,12 +17,13 @@ from urllib.parse import quote
 
 import onnx_lint
 from onnx_lint.diagnostics import Diagnostic
+from onnx_lint.links import DOCS_BASE_URL
 
 if TYPE_CHECKING:
     from onnx_lint.formats import RuleDoc
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/onnx-lint/onnx-lint"
+INFORMATION_URI = DOCS_BASE_URL
 SRCROOT = "%SRCROOT%"
 FINGERPRINT_KEY = "onnxLint/v1"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}

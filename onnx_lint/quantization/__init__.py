@@ -1,4 +1,4 @@
-"""INT8 + FP16 quantization of a repaired model (SPEC 5).
+"""INT8 + FP16 quantization of a repaired model (docs/quantize.md).
 
 The order that works (see FIELD-NOTES): safe fixes in memory, opset raised to
 >= 19, ONNX Runtime static QDQ quantization, FP16 conversion of what remains

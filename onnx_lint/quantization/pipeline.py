@@ -4,7 +4,7 @@ Each step names itself in errors, and nothing is written to the output path
 unless every step and every check passed. Calibration runs once; a build is
 repeated with more nodes left in float when ONNX Runtime refuses the model at
 its default optimization level (a fusion that cannot take FP16 scales) and,
-with ``min_cosine``, while the accuracy target is missed (SPEC 5 items 8-9).
+with ``min_cosine``, while the accuracy target is missed (docs/quantize.md, steps 6-7).
 """
 
 from __future__ import annotations

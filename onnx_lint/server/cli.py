@@ -1,4 +1,4 @@
-"""``onnx-lint server``: the language server over stdio (SPEC 7)."""
+"""``onnx-lint server``: the language server over stdio (docs/editors.md)."""
 
 from __future__ import annotations
 

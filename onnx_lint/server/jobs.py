@@ -104,7 +104,7 @@ def view_job(path: str, *, emit: Emit, cancelled: Check) -> dict:
 
 def fix_job(path: str, enabled: list[str], only: list[list] | None, runtime_check: bool, runtime_probe: bool, *,
             emit: Emit, cancelled: Check) -> dict:
-    """Fix all (``only`` is None) or the listed findings under the fix contract (SPEC 4.3)."""
+    """Fix all (``only`` is None) or the listed findings under the fix contract (docs/design.md, "The fix contract")."""
     allowed = set(enabled).__contains__
     result, ctx = lint_file(Path(path), path, ALL_RULES, allowed, runtime_probe=runtime_probe)
     if ctx is None:

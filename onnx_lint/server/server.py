@@ -1,4 +1,4 @@
-"""The language server's wiring: one pygls server, each group of handlers registered from its module (SPEC 7).
+"""The language server's wiring: one pygls server, each group of handlers registered from its module (docs/editors.md).
 
 As in ruff_server, the handlers live in ``onnx_lint.server.api`` (one module
 per group of requests and notifications) and share one ``Session`` (client

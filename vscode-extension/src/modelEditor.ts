@@ -32,7 +32,7 @@ export function textViewOpen(model: vscode.Uri): boolean {
  * binary file, and vscode-languageclient 9 pulls diagnostics only for tabs that exist when it starts
  * (a custom-editor tab opened later waits for a didOpen that never comes). One entry per finding:
  * while a model's textual view is open, its entries (on real lines) stand for the findings and the
- * model's own are withdrawn (README, "One entry per finding").
+ * model's own are withdrawn (docs/editors.md, "One entry per finding").
  */
 export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider {
   static readonly viewType = "onnxLint.model";
