@@ -17,7 +17,7 @@ CATALOG: tuple[tuple[str, str, str, str, bool, str, str], ...] = (
     ('OL105', 'duplicate-node-name', 'Two nodes share a name (tools address nodes by name)', 'info', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL105/', 'never'),
     ('OL106', 'runtime-version-unsupported', 'IR version or opset newer than the installed ONNX Runtime loads', 'error', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL106/', 'never'),
     ('OL107', 'runtime-missing-kernel', "No ONNX Runtime CPU kernel for a node's operator version or element types", 'error', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL107/', 'never'),
-    ('OL108', 'batch-baked-into-constant', 'A Reshape/Expand target (constant or computed) fixes the batch while the input batch is dynamic', 'warning', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL108/', 'never'),
+    ('OL108', 'batch-baked-into-constant', 'A Reshape/Expand constant, or a computed Reshape target, fixes the batch while it is dynamic', 'warning', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL108/', 'never'),
     ('OL110', 'orphan-value-info', 'value_info entries for tensors nothing in the model defines', 'info', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL110/', 'never'),
     ('OL201', 'fp16-overflow', 'A float initializer or Constant overflows FP16 (|x| > 65504) or flushes to zero', 'warning', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL201/', 'never'),
     ('OL202', 'qdq-present', 'The model already holds Q/DQ nodes (quantizing it again doubles them)', 'info', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL202/', 'never'),

@@ -63,7 +63,7 @@ class BatchBakedIntoConstant(Rule):
     code = "OL108"
     name = "batch-baked-into-constant"
     severity = Severity.WARNING
-    summary = "A Reshape/Expand target (constant or computed) fixes the batch while the input batch is dynamic"
+    summary = "A Reshape/Expand constant, or a computed Reshape target, fixes the batch while it is dynamic"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         batch = batch_names(ctx.model)
