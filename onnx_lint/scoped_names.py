@@ -73,7 +73,7 @@ def _apply(scope: GraphScope, mapping: dict[str, str]) -> None:
     for value in (*graph.input, *graph.output):
         if value.name in mapping:
             value.name = mapping[value.name]
-    for tensor in graph.initializer:
+    for tensor in (*graph.initializer, *(sparse.values for sparse in graph.sparse_initializer)):
         if tensor.name in mapping:
             tensor.name = mapping[tensor.name]
 
@@ -92,6 +92,6 @@ def restore(model: onnx.ModelProto) -> None:
         for value in (*graph.input, *graph.output, *graph.value_info):
             if MARK in value.name:
                 value.name = value.name.split(MARK, 1)[0]
-        for tensor in graph.initializer:
+        for tensor in (*graph.initializer, *(sparse.values for sparse in graph.sparse_initializer)):
             if MARK in tensor.name:
                 tensor.name = tensor.name.split(MARK, 1)[0]
