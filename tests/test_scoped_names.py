@@ -8,6 +8,8 @@ run down each branch, is the ground truth.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import onnx.helper as h
@@ -126,3 +128,39 @@ def test_a_real_conflict_inside_a_branch_is_still_found(cli, save):
     fixed = onnx.load(path)
     assert [d.dim_value for d in _branch_output(fixed, "else_branch").type.tensor_type.shape.dim[2:]] == [4, 1]
     assert _run(path, False, 2, 3, 5)[0] == (2, 3, 4, 1)
+
+
+# -- a real merged decoder: optimum's If over a tiny random GPT-2 (tests/exports/make_merged_decoder.py) --
+MERGED = Path(__file__).resolve().parent / "exports" / "optimum_gpt2_merged.onnx"
+
+
+def _decoder_feeds(cache: bool, batch: int, seq: int, past: int) -> dict[str, np.ndarray]:
+    positions = np.arange(past, past + seq) if cache else np.arange(seq)
+    cached = past if cache else 1  # the without-cache branch ignores what it is given
+    return {"input_ids": np.zeros((batch, seq), np.int64),
+            "attention_mask": np.ones((batch, past + seq if cache else seq), np.int64),
+            "position_ids": np.tile(positions, (batch, 1)).astype(np.int64),
+            "past_key_values.0.key": np.zeros((batch, 2, cached, 4), np.float32),
+            "past_key_values.0.value": np.zeros((batch, 2, cached, 4), np.float32),
+            "use_cache_branch": np.array([cache])}
+
+
+def test_optimum_merged_decoder_has_no_false_finding_and_its_declarations_hold(cli, tmp_path):
+    """Before, data propagation leaked across the branches: an OL003 warning ('shape input must be 1D
+    tensor') on the without-cache branch's Expand, on tensors plain inference types."""
+    path = tmp_path / MERGED.name
+    path.write_bytes(MERGED.read_bytes())
+    model = onnx.load(path)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for cache, batch, seq, past in [(False, 2, 3, 0), (False, 1, 5, 0), (True, 2, 1, 4), (True, 3, 2, 6)]:
+        sizes = {"batch_size": batch, "sequence_length": seq, "past_sequence_length + sequence_length": past + seq}
+        got = session.run(None, _decoder_feeds(cache, batch, seq, past))
+        for value, array in zip(model.graph.output, got):
+            declared = [d.dim_value or sizes[d.dim_param] for d in value.type.tensor_type.shape.dim]
+            assert list(array.shape) == declared, (value.name, cache)
+    run = cli("check", str(path), "--output-format", "json")
+    assert run.code == 0, run.out
+    assert {d["code"] for d in run.json()} <= {"OL105"}  # the two branches share node names: an info note
+    before = path.read_bytes()
+    assert cli("check", str(path), "--fix").code == 0
+    assert path.read_bytes() == before
