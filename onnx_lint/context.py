@@ -15,6 +15,7 @@ from typing import Literal
 
 import onnx
 
+from onnx_lint.baked_batch import BakedReshape, baked_reshapes, downstream_tensors
 from onnx_lint.budget import inference_budget
 from onnx_lint.constants import constant_node_tensor
 from onnx_lint.diagnostics import Location
@@ -186,6 +187,17 @@ class LintContext:
                          if v.name not in defined and not defined_outside(scope, v.name))
         return frozenset(found)
 
+    @cached_property
+    def baked_reshapes(self) -> list[BakedReshape]:
+        """Main-graph Reshapes whose computed target drops the dynamic batch (see ``baked_batch``)."""
+        return baked_reshapes(self.scopes[0], self.oracle, self.model)
+
+    @cached_property
+    def batch_bound(self) -> set[str]:
+        """Main-graph tensors downstream of a baked Reshape: they cannot grow with the batch."""
+        baked = self.baked_reshapes
+        return downstream_tensors(self.model.graph, [b.index for b in baked]) if baked else set()
+
     # -- declarations ---------------------------------------------------------------
     @cached_property
     def declarations(self) -> list[Declaration]:
@@ -302,6 +314,8 @@ class LintContext:
                     if got != want:
                         decl.conflicts.append(DimConflict(i, want, got, "concrete"))
                 elif isinstance(got, str) and got in self.named_dims:
+                    if self._baked_one(decl, want):
+                        continue
                     decl.conflicts.append(
                         DimConflict(i, want, got, "dynamic", f"it follows the dynamic input dim '{got}'"))
                 elif decl.kind == "output":
@@ -358,6 +372,8 @@ class LintContext:
         if not pending or not self._has_dynamic_inputs():
             return
         for decl, i in pending:
+            if self._baked_one(decl, decl.dims_pair[0][i]):
+                continue
             runs = self.oracle.pinned_dims(decl.graph, decl.name)
             got = [r.dims[i] if r is not None and r.dims is not None and len(r.dims) > i else None for r in runs]
             if all(isinstance(g, int) for g in got) and len(set(got)) > 1:
@@ -366,6 +382,14 @@ class LintContext:
                     i, decl.dims_pair[0][i], decl.dims_pair[1][i], "pinned",
                     f"it changes with the dynamic input dims ({pins})"))
                 decl.engine = "onnx, dynamic dims pinned"
+
+    def _baked_one(self, decl: Declaration, want: Dim) -> bool:
+        """A declared 1 downstream of a Reshape that bakes batch 1 in: the only size that runs.
+
+        Such a Reshape fails at every other batch, so a dim that seems to follow the inputs
+        (by name, or when every input dim is pinned to one size) is 1 in every run that succeeds.
+        """
+        return want == 1 and decl.graph == ROOT and decl.name in self.batch_bound
 
     def _has_dynamic_inputs(self) -> bool:
         for value in self.model.graph.input:

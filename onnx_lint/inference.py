@@ -25,7 +25,7 @@ import onnx
 import onnx.shape_inference
 from onnx.onnx_cpp2py_export import shape_inference as onnx_cpp_inference
 
-from onnx_lint import timings
+from onnx_lint import scoped_names, timings
 from onnx_lint.dim_expressions import DimExpression, affine_text, parse_dim_expression
 from onnx_lint.errors import first_line, untagged
 from onnx_lint.forked import ForkedCall
@@ -119,7 +119,8 @@ def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str], all_extern
 
 
 def strip_model(model: onnx.ModelProto, paths: list[str]) -> None:
-    """Remove the annotations under test and the weight bytes, in place."""
+    """Remove the annotations under test and the weight bytes, in place; give the tensor names that
+    subgraphs repeat names of their own (``scoped_names``), so data propagation keeps them apart."""
     for scope in scopes_at(model, paths):
         del scope.graph.value_info[:]
         for output in scope.graph.output:
@@ -129,6 +130,8 @@ def strip_model(model: onnx.ModelProto, paths: list[str]) -> None:
                 if dim.WhichOneof("value") == "dim_value" and dim.dim_value < 0:
                     dim.Clear()  # exporters write -1 for "dynamic"; inference would propagate it
     swap_heavy_initializers(model, paths)
+    if len(paths) > 1:
+        scoped_names.separate(model)
 
 
 def run_onnx_inference(model: onnx.ModelProto | bytes, strict: bool = False,
@@ -232,7 +235,10 @@ class GraphValues(Mapping[str, onnx.ValueInfoProto]):
 
 
 def collect_values(model: onnx.ModelProto, paths: list[str]) -> dict[str, GraphValues]:
-    """Per graph path: tensor name -> the ValueInfoProto inference left for it."""
+    """Per graph path: tensor name -> the ValueInfoProto inference left for it (the model's own names:
+    the stripped copy's subgraph names are restored in place)."""
+    if len(paths) > 1:
+        scoped_names.restore(model)
     return {scope.path: GraphValues(scope.graph) for scope in scopes_at(model, paths)}
 
 

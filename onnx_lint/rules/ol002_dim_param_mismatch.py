@@ -28,7 +28,9 @@ A renamed symbolic dim (`my_batch` declared, `batch` or `unk__0` computed) is
 *not* a mismatch: a name that no graph input carries, and that is no
 expression of input dim names, claims nothing. Nor is a
 concrete declared dim where the computed dim is anonymous and not shown to
-depend on a dynamic input.
+depend on a dynamic input, nor a declared 1 downstream of a Reshape whose
+computed target bakes batch 1 in (OL108 reports that Reshape; only batch 1
+runs, so the 1 is what ONNX Runtime returns).
 
 ### Why does this matter?
 `Inferred shape and existing shape differ in dimension 1: (4) vs (5)` in

@@ -23,6 +23,7 @@ from onnx_lint.rules.ol106_runtime_version import RuntimeVersionUnsupported
 from onnx_lint.rules.ol107_runtime_missing_kernel import RuntimeMissingKernel
 from onnx_lint.rules.ol108_batch_baked_into_constant import BatchBakedIntoConstant
 from onnx_lint.rules.ol109_duplicate_value_info import DuplicateValueInfo
+from onnx_lint.rules.ol110_orphan_value_info import OrphanValueInfo
 from onnx_lint.rules.ol201_fp16_overflow import Fp16Overflow
 from onnx_lint.rules.ol202_qdq_present import QdqPresent
 from onnx_lint.rules.ol203_qdq_invalid_scale import QdqInvalidScale
@@ -48,6 +49,7 @@ ALL_RULES: tuple[Rule, ...] = (
     RuntimeMissingKernel(),
     BatchBakedIntoConstant(),
     DuplicateValueInfo(),
+    OrphanValueInfo(),
     Fp16Overflow(),
     QdqPresent(),
     QdqInvalidScale(),
