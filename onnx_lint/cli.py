@@ -329,7 +329,7 @@ def process_job(job: Job):
     cache = _cache(job)
     # Only a cache miss pays for onnx and the rules.
     from onnx_lint.errors import FixError
-    from onnx_lint.fixer import plan_fix, text_diff, write_fix
+    from onnx_lint.fixer import fix_linted, text_diff
     from onnx_lint.linter import lint_file
     from onnx_lint.rules import ALL_RULES
 
@@ -339,16 +339,9 @@ def process_job(job: Job):
             cache.put(job.path, result.diagnostics, ctx.loaded.external_locations)
         if ctx is None or not (job.fix or job.diff):
             return result
-        plan = plan_fix(ctx, result.diagnostics, ALL_RULES, enabled)
-        if plan is None:
-            return result
-        if job.diff:  # the plan's diagnostics are new objects: the result's own stay unfixed
+        plan = fix_linted(result, ctx, ALL_RULES, enabled, write=job.fix, runtime_check=job.runtime_check)
+        if plan is not None and job.diff:  # the plan's diagnostics are new objects: the result's own stay unfixed
             result.diff = text_diff(ctx.loaded, plan.data, job.display)
-            return result
-        result.notes.extend(plan.notes + write_fix(ctx.loaded, plan, runtime_check=job.runtime_check))
-        result.written = True
-        # What remains is what the re-lint of the fixed model found.
-        result.diagnostics = plan.applied + plan.relint
         return result
     except FixError as exc:  # nothing was written, and the result's diagnostics were never marked fixed
         result.internal_errors.append(f"fix failed: {exc}")
