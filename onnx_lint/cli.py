@@ -52,6 +52,8 @@ def _build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-runtime-probe", action="store_true",
                        help="never run the model in ONNX Runtime to shape outputs no static engine derives")
     check.add_argument("--quiet", "-q", action="store_true", help="print diagnostics only, no summary")
+    check.add_argument("--shard", metavar="K/N",
+                       help="check only the K-th of N shares of the files (by a hash of each path; for CI matrices)")
 
     rule = sub.add_parser("rule", help="explain a rule")
     rule.add_argument("code", nargs="?", help="rule code (OL001) or name")
@@ -255,6 +257,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     settings.check_selectors(all_codes)
     files, missing = discover(args.paths)
     root = config_path.parent if config_path else Path.cwd()
+    if args.shard:
+        from onnx_lint.shard import in_shard, parse_shard
+
+        shard = parse_shard(args.shard)
+        files = [path for path in files if in_shard(path, root, shard)]
     probe = settings.runtime_probe and not args.no_runtime_probe
     fingerprint = repr((settings.select, settings.extend_select, settings.ignore, probe))
     jobs = [
