@@ -160,10 +160,10 @@ def _cmd_rule(args: argparse.Namespace) -> int:
     if args.output_format == "json":
         payload = [{"code": r.code, "name": r.name, "summary": r.summary, "severity": r.severity.value,
                     "fix": "safe" if r.fixable else None, "fix_availability": r.fix_availability.value,
-                    "explanation": r.explanation()} for r in chosen]
+                    "explanation": r.explanation(), "url": r.url()} for r in chosen]
         print(json.dumps(payload if args.all else payload[0], indent=2))
         return 0
-    print("\n\n".join(r.explanation() for r in chosen))
+    print("\n\n".join(f"{r.explanation()}\n\nDocumentation: {r.url()}" for r in chosen))
     return 0
 
 
