@@ -239,3 +239,77 @@ def external_weights(folder: Path, gigabytes: float = 1.0) -> Path:
 
 def node_count(model: onnx.ModelProto) -> int:
     return len(model.graph.node)
+
+
+def small_initializer_chain(nodes: int, width: int = 4) -> onnx.ModelProto:
+    """A MatMul + Add chain with its own tiny weights per layer, embedded in the file: ~nodes/2 initializers.
+
+    The shape where per-tensor Python work dominates (a 4x4 weight costs as much to visit as a 4096x4096 one).
+    """
+    rng = np.random.default_rng(5)
+    inits, body, prev = [], [], "X"
+    for i in range(max(1, nodes // 2)):
+        inits += [numpy_helper.from_array((rng.standard_normal((width, width)) * 0.5).astype(np.float32), f"W{i}"),
+                  numpy_helper.from_array(np.zeros(width, np.float32), f"b{i}")]
+        body += [h.make_node("MatMul", [prev, f"W{i}"], [f"mm{i}"], name=f"mm{i}"),
+                 h.make_node("Add", [f"mm{i}", f"b{i}"], [f"ab{i}"], name=f"ab{i}")]
+        prev = f"ab{i}"
+    return _model(body, [h.make_tensor_value_info("X", T.FLOAT, ["batch", width])],
+                  [h.make_tensor_value_info(prev, T.FLOAT, ["batch", width])], inits)
+
+
+def llm_decoder(folder: Path, layers: int = 32, hidden: int = 4096, ffn: int = 11008, vocab: int = 32000,
+                name: str = "llm_decoder") -> Path:
+    """A decoder-only transformer in the shape of a 7B LLM, FP16 weights in one *sparse* external file.
+
+    Every layer has the projections, norms and MLP of a Llama block (as plain ONNX ops), every weight an
+    FP16 external tensor at its real size; the data file is made with ``truncate``, so 13 GB of weights take
+    no disk and are never read (linting does not open weight files).
+    """
+    offset, inits, body = 0, [], []
+
+    def weight(tensor_name: str, dims: list[int]) -> str:
+        nonlocal offset
+        tensor = onnx.TensorProto(name=tensor_name, data_type=T.FLOAT16, dims=dims)
+        tensor.data_location = T.EXTERNAL
+        length = int(np.prod(dims)) * 2
+        for key, value in (("location", f"{name}.onnx.data"), ("offset", str(offset)), ("length", str(length))):
+            tensor.external_data.add(key=key, value=value)
+        offset += (length + 4095) // 4096 * 4096
+        inits.append(tensor)
+        return tensor_name
+
+    body.append(h.make_node("Gather", [weight("embed", [vocab, hidden]), "input_ids"], ["h0"], name="embed"))
+    prev = "h0"
+    for i in range(layers):
+        p = f"l{i}_"
+        body += [
+            h.make_node("SimplifiedLayerNormalization", [prev, weight(p + "ln1", [hidden])], [p + "n1"],
+                        name=p + "ln1", domain="com.microsoft", axis=-1, epsilon=1e-5),
+            h.make_node("MatMul", [p + "n1", weight(p + "wq", [hidden, hidden])], [p + "q"], name=p + "q"),
+            h.make_node("MatMul", [p + "n1", weight(p + "wk", [hidden, hidden])], [p + "k"], name=p + "k"),
+            h.make_node("MatMul", [p + "n1", weight(p + "wv", [hidden, hidden])], [p + "v"], name=p + "v"),
+            h.make_node("Mul", [p + "q", p + "k"], [p + "qk"], name=p + "qk"),
+            h.make_node("Add", [p + "qk", p + "v"], [p + "att"], name=p + "att"),
+            h.make_node("MatMul", [p + "att", weight(p + "wo", [hidden, hidden])], [p + "o"], name=p + "o"),
+            h.make_node("Add", [prev, p + "o"], [p + "r1"], name=p + "r1"),
+            h.make_node("SimplifiedLayerNormalization", [p + "r1", weight(p + "ln2", [hidden])], [p + "n2"],
+                        name=p + "ln2", domain="com.microsoft", axis=-1, epsilon=1e-5),
+            h.make_node("MatMul", [p + "n2", weight(p + "wg", [hidden, ffn])], [p + "g"], name=p + "g"),
+            h.make_node("MatMul", [p + "n2", weight(p + "wu", [hidden, ffn])], [p + "u"], name=p + "u"),
+            h.make_node("Sigmoid", [p + "g"], [p + "gs"], name=p + "gs"),
+            h.make_node("Mul", [p + "g", p + "gs"], [p + "silu"], name=p + "silu"),
+            h.make_node("Mul", [p + "silu", p + "u"], [p + "gu"], name=p + "gu"),
+            h.make_node("MatMul", [p + "gu", weight(p + "wd", [ffn, hidden])], [p + "d"], name=p + "d"),
+            h.make_node("Add", [p + "r1", p + "d"], [p + "out"], name=p + "out"),
+        ]
+        prev = p + "out"
+    body.append(h.make_node("MatMul", [prev, weight("lm_head", [hidden, vocab])], ["logits"], name="lm_head"))
+    model = _model(body, [h.make_tensor_value_info("input_ids", T.INT64, ["batch", "sequence_length"])],
+                   [h.make_tensor_value_info("logits", T.FLOAT16, ["batch", "sequence_length", vocab])], inits,
+                   extra_opsets=[("com.microsoft", 1)])
+    path = folder / f"{name}.onnx"
+    path.write_bytes(model.SerializeToString())
+    with open(folder / f"{name}.onnx.data", "wb") as handle:
+        handle.truncate(offset)  # sparse: no disk used, and lint never reads it
+    return path

@@ -58,6 +58,7 @@ class Outcome:
     relative: float = float("nan")
     qdq: int = 0
     size_mb: float = 0.0
+    int8_share: float = float("nan")  # share of Conv/MatMul/Gemm MACs computed in INT8, at the evaluation shapes
 
 
 def text_lines(count: int, height: int = 32, width: int = 100, seed: int = 0) -> np.ndarray:
@@ -144,7 +145,11 @@ def describe(path: Path, reference: Path, feeds: list[dict[str, np.ndarray]], se
     qdq = sum(1 for n in model.graph.node if n.op_type in ("QuantizeLinear", "DequantizeLinear"))
     size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*")) / 2**20
     cosine, relative, load_note = evaluate(reference, path, feeds)
-    return Outcome(True, seconds, "; ".join(x for x in (note, load_note) if x), cosine, relative, qdq, size)
+    from onnx_lint.quantization.coverage import int8_coverage
+
+    shapes = {name: tuple(value.shape) for name, value in feeds[0].items()} if feeds else {}
+    share = int8_coverage(onnx.load(reference, load_external_data=False), model, shapes, [])["int8_mac_share"]
+    return Outcome(True, seconds, "; ".join(x for x in (note, load_note) if x), cosine, relative, qdq, size, share)
 
 
 def run_ours(case: Case, data: Path, work: Path, method: str | None, min_cosine: float | None = None) -> Outcome:
@@ -219,9 +224,9 @@ def main(argv: list[str]) -> int:
     has_modelopt = probe is not None and probe.returncode == 0
     if not has_modelopt:
         print(f"ModelOpt is not importable from {args.modelopt_python}: only onnx-lint runs", file=sys.stderr)
-    rows = ["| model | tool | result | time (s) | cosine (worst output) | rel. error | Q/DQ nodes | size (MB) "
-            "| notes |",
-            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    rows = ["| model | tool | result | time (s) | cosine (worst output) | rel. error | INT8 share of MACs | Q/DQ nodes "
+            "| size (MB) | notes |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for case in cases(args.samples + args.eval):
         if args.only and args.only not in case.label:
             continue
@@ -240,7 +245,8 @@ def main(argv: list[str]) -> int:
             tools.append(("ModelOpt 0.47 (entropy)", run_modelopt(case, data, work, args.modelopt_python)))
         for tool, o in tools:
             rows.append(f"| {case.label} | {tool} | {'ok' if o.ok else 'FAILED'} | {o.seconds:.1f} | "
-                        + (f"{o.cosine:.6f} | {o.relative:.4f} | {o.qdq} | {o.size_mb:.2f} | " if o.ok else "| | | | ")
+                        + (f"{o.cosine:.6f} | {o.relative:.4f} | {o.int8_share:.1%} | {o.qdq} | {o.size_mb:.2f} | "
+                           if o.ok else "| | | | | ")
                         + f"{o.note} |")
             print(rows[-1], flush=True)
         shutil.rmtree(work, ignore_errors=True)

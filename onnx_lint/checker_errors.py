@@ -27,6 +27,7 @@ from onnx_lint.errors import first_line
 from onnx_lint.graphs import ROOT, out_of_order_nodes, scopes_at, subgraph_attributes
 from onnx_lint.inference import INLINE_ELEMENTS, swap_heavy_initializers
 from onnx_lint.model_io import LoadedModel
+from onnx_lint.timings import CHECKER, timed
 
 # Messages that other rules report with a location and, where possible, a fix.
 SORT_MESSAGE = "topologically sorted"
@@ -91,6 +92,7 @@ def _check(data: bytes) -> str | None:
     return None
 
 
+@timed(CHECKER)
 def checker_verdict(loaded: LoadedModel) -> str | None:
     """The checker's first complaint about the model as it is, or ``None`` (computed once per model).
 

@@ -7,6 +7,7 @@ unreadable model or internal error. No traceback ever reaches the user.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections import Counter
@@ -52,6 +53,9 @@ def _build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-runtime-probe", action="store_true",
                        help="never run the model in ONNX Runtime to shape outputs no static engine derives")
     check.add_argument("--quiet", "-q", action="store_true", help="print diagnostics only, no summary")
+    check.add_argument("--timings", nargs="?", const="text", choices=("text", "json"),
+                       help="print where the time went (each engine step and rule, slowest first) to stderr; "
+                            "implies no cache reads")
     check.add_argument("--shard", metavar="K/N",
                        help="check only the K-th of N shares of the files (by a hash of each path; for CI matrices)")
 
@@ -211,6 +215,7 @@ class Job:
     fingerprint: str
     runtime_check: bool
     runtime_probe: bool = True
+    timings: bool = False
 
 
 def discover(paths: Sequence[str]) -> tuple[list[Path], list[str]]:
@@ -267,7 +272,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     jobs = [
         Job(path, str(path), frozenset(c for c in all_codes
                                         if settings.enabled(c, all_codes, all_codes, path)),
-            args.fix, args.diff, None if args.no_cache else root, fingerprint, not args.no_runtime_check, probe)
+            args.fix, args.diff, None if args.no_cache else root, fingerprint, not args.no_runtime_check, probe,
+            bool(args.timings))
         for path in files
     ]
     results = _run_jobs(jobs, args.jobs)
@@ -321,6 +327,8 @@ def cached_result(job: Job):
     """The file's result from the cache, or None when it must be linted (or has something to fix)."""
     from onnx_lint.file_result import FileResult, is_unreadable
 
+    if job.timings:
+        return None  # a timed run lints every file
     cache = _cache(job)
     cached = cache.get(job.path, job.display) if cache is not None else None
     if cached is None or ((job.fix or job.diff) and any(d.fixable for d in cached)):
@@ -329,16 +337,28 @@ def cached_result(job: Job):
 
 
 def process_job(job: Job):
-    """Lint one file that the cache could not answer, then fix or diff it as asked."""
+    """Lint one file that the cache could not answer, then fix or diff it as asked (timed if asked)."""
+    if not job.timings:
+        return _process_job(job)
+    from onnx_lint.timings import recording
+
+    with recording() as clock:
+        result = _process_job(job)
+    result.timings, result.wall = clock.seconds, clock.total
+    return result
+
+
+def _process_job(job: Job):
     from onnx_lint.file_result import FileResult
+    from onnx_lint.timings import IMPORTS, step
 
     enabled = job.enabled.__contains__
     cache = _cache(job)
-    # Only a cache miss pays for onnx and the rules.
-    from onnx_lint.errors import FixError
-    from onnx_lint.fixer import fix_linted, text_diff
-    from onnx_lint.linter import lint_file
-    from onnx_lint.rules import ALL_RULES
+    with step(IMPORTS):  # only a cache miss pays for onnx and the rules
+        from onnx_lint.errors import FixError
+        from onnx_lint.fixer import fix_linted, text_diff
+        from onnx_lint.linter import lint_file
+        from onnx_lint.rules import ALL_RULES
 
     try:
         result, ctx = lint_file(job.path, job.display, ALL_RULES, enabled, runtime_probe=job.runtime_probe)
@@ -384,6 +404,8 @@ def _report(args: argparse.Namespace, results: list, root: Path) -> int:
     if fmt in ("full", "concise") and not args.quiet and not args.statistics:
         summary = _summary(results, remaining, fixed, args)
         print(summary, file=sys.stderr if args.output_file else sys.stdout)
+    if args.timings:
+        _print_timings(results, args.timings)
     if any(r.unreadable or r.internal_errors for r in results):
         return 2
     if args.exit_zero:
@@ -391,6 +413,19 @@ def _report(args: argparse.Namespace, results: list, root: Path) -> int:
     if args.diff:
         return 1 if any(r.diff for r in results) else 0
     return 1 if any(d.severity.fails for d in remaining) else 0
+
+
+def _print_timings(results: list, how: str) -> None:
+    """Where the time went, on stderr so that stdout stays the chosen format: a table, or one JSON object."""
+    from onnx_lint.timings import summed, table
+
+    timed = [r for r in results if r.timings is not None]
+    total = summed([r.timings for r in timed])
+    if how == "json":
+        print(json.dumps({"files": {r.display: {"steps": r.timings, "wall": r.wall} for r in timed},
+                          "total": total}), file=sys.stderr)
+    else:
+        print(table(total, len(timed)), end="", file=sys.stderr)
 
 
 def _statistics(remaining: list) -> str:

@@ -62,26 +62,11 @@ def constant_node_tensor(node: onnx.NodeProto) -> onnx.TensorProto | None:
 def constants(scope: GraphScope) -> dict[str, ConstantTensor]:
     """Every initializer and Constant-node output of one graph, by tensor name."""
     found = {t.name: ConstantTensor(t.name, t, "initializer") for t in scope.graph.initializer}
-    found.update((c.name, c) for c in _constant_nodes(scope))
+    found.update((c.name, c) for c in constant_nodes(scope))
     return found
 
 
-def held_constants(scope: GraphScope, data_types: frozenset[int]) -> Iterator[ConstantTensor]:
-    """The constants of one graph of the given element types whose values the file itself holds.
-
-    For rules that read every value (OL201): a large export keeps tens of thousands of weights
-    in external data, which are skipped at the cost of two field reads each, with no record built.
-    """
-    external = onnx.TensorProto.EXTERNAL
-    for t in scope.graph.initializer:
-        if t.data_type in data_types and t.data_location != external:
-            yield ConstantTensor(t.name, t, "initializer")
-    for found in _constant_nodes(scope):
-        if found.tensor.data_type in data_types and not found.external:
-            yield found
-
-
-def _constant_nodes(scope: GraphScope) -> Iterator[ConstantTensor]:
+def constant_nodes(scope: GraphScope) -> Iterator[ConstantTensor]:
     """The outputs of the graph's Constant nodes (found among the scan's special nodes)."""
     for index in scope.special():
         node = scope.graph.node[index]

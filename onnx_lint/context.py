@@ -24,6 +24,7 @@ from onnx_lint.model_io import LoadedModel, check_cycles
 from onnx_lint.node_inference import NO_TYPE, ModelFacts, NodeFailure, explain_untyped, has_elem_type
 from onnx_lint.runtime_probe import ENGINE_RUN
 from onnx_lint.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info
+from onnx_lint.timings import TYPE_FILL, timed
 
 ConflictReason = Literal["concrete", "dynamic", "pinned", "param-reuse", "name"]
 
@@ -390,6 +391,7 @@ class LintContext:
         return SetType(decl.graph, decl.kind, decl.name, dims=self.reconciled_dims(decl))
 
     @cached_property
+    @timed(TYPE_FILL)
     def filled_types(self) -> dict[tuple[str, str], int]:
         """Schema-based element types over the shape-inferred model (docs/design.md)."""
         from onnx_lint.type_fill import (

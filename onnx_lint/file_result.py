@@ -28,6 +28,8 @@ class FileResult:
     missing: bool = False  # a path on the command line that does not exist: named, but not a file checked
     diff: str | None = None
     notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] | None = None  # exclusive seconds per step, with ``check --timings``
+    wall: float | None = None  # the whole timed run of this file, which the steps add up to
 
     @property
     def remaining(self) -> list[Diagnostic]:

@@ -23,6 +23,7 @@ from onnx_lint.linter import Enabled, run_rules
 from onnx_lint.model_io import LoadedModel, StagedWrite
 from onnx_lint.rule_api import Rule
 from onnx_lint.runtime_check import runtime_available, runtime_load_error
+from onnx_lint.timings import FIX_PLAN, FIX_WRITE, timed
 
 # ONNX Runtime session creation grows superlinearly with graph size; above this the check is skipped.
 RUNTIME_CHECK_MAX_NODES = 20_000
@@ -57,6 +58,7 @@ class _Round:
 MAX_FIX_ROUNDS = 4
 
 
+@timed(FIX_PLAN)
 def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequence[Rule],
              enabled: Enabled, only: set[tuple] | None = None) -> FixPlan | None:
     """Apply the safe fixes (or those of the ``only`` keys) in memory and re-lint; ``None`` if nothing changes.
@@ -150,6 +152,7 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
     return _Round(relint_ctx, relint, taken, deferred)
 
 
+@timed(FIX_WRITE)
 def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True) -> list[str]:
     """Prove the fixed bytes on disk beside the original, then rename; returns notes."""
     notes: list[str] = []

@@ -25,6 +25,7 @@ import onnx
 import onnx.shape_inference
 from onnx.onnx_cpp2py_export import shape_inference as onnx_cpp_inference
 
+from onnx_lint import timings
 from onnx_lint.errors import first_line, untagged
 from onnx_lint.forked import ForkedCall
 from onnx_lint.graphs import ROOT, iter_scopes, resolve_graph, scopes_at
@@ -326,12 +327,13 @@ class ShapeOracle:
         if not derive:
             return
         self.paths = self.loaded.scope_paths
-        inferred = collect_prefetched_inference(self.loaded)
-        if inferred is None:  # nothing prefetched: infer here
-            try:
-                inferred = run_onnx_inference(self._stripped_bytes)
-            except Exception as exc:  # onnx raises bare RuntimeErrors for malformed graphs
-                inferred = first_line(exc)
+        with timings.step(timings.ONNX_INFERENCE):
+            inferred = collect_prefetched_inference(self.loaded)
+            if inferred is None:  # nothing prefetched: infer here
+                try:
+                    inferred = run_onnx_inference(self._stripped_bytes)
+                except Exception as exc:  # onnx raises bare RuntimeErrors for malformed graphs
+                    inferred = first_line(exc)
         if isinstance(inferred, str):
             self.notes.append(EngineNote(ENGINE_ONNX, inferred))
             inferred = onnx.ModelProto.FromString(self._stripped_bytes)
@@ -389,6 +391,7 @@ class ShapeOracle:
         return TensorInfo(tensor.data_type, tuple(tensor.dims)) if tensor is not None else None
 
     # -- ONNX Runtime symbolic inference (fallback) -----------------------------
+    @timings.timed(timings.SYMBOLIC)
     def ensure_symbolic(self) -> None:
         """Run ONNX Runtime's symbolic inference once, on the stripped main graph."""
         if self._symbolic is not None:
@@ -414,6 +417,7 @@ class ShapeOracle:
         return self._symbolic is not None
 
     # -- running the model (the third engine) ---------------------------------------
+    @timings.timed(timings.PROBE)
     def ensure_probe(self, outputs: list[str]) -> ProbeResult:
         """Run the model in ONNX Runtime once for the main graph's otherwise underivable outputs."""
         if self.probe_result is None:
@@ -421,6 +425,7 @@ class ShapeOracle:
         return self.probe_result
 
     # -- dims pinned to two sizes -----------------------------------------------
+    @timings.timed(timings.PINNED)
     def pinned(self, size: int) -> dict[str, GraphValues]:
         """Inference with every dynamic dim of the main graph's inputs set to ``size``."""
         if size not in self._pinned:
@@ -448,6 +453,7 @@ class ShapeOracle:
         return result
 
     # -- dims pinned to a distinct size each (symbolic names are claims) -------------
+    @timings.timed(timings.NAMES_PINNED)
     def named_pins(self, run: int = 0) -> tuple[dict[str, int], Mapping[str, onnx.ValueInfoProto]]:
         """Inference with each dynamic input dim of the main graph pinned to its own prime.
 
@@ -497,6 +503,7 @@ class ShapeOracle:
         return found
 
     # -- strict-mode messages -----------------------------------------------------
+    @timings.timed(timings.STRICT)
     def strict_messages(self, nodes: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
         """Strict whole-model inference's message for each of ``nodes`` ((graph path, node index)).
 

@@ -17,6 +17,7 @@ from onnx_lint.file_result import UNREADABLE, FileResult, unreadable_diagnostic
 from onnx_lint.inference import prefetch_inference
 from onnx_lint.model_io import LoadedModel, read_unvalidated, validate_loaded
 from onnx_lint.rule_api import Rule
+from onnx_lint.timings import PARSE, VALIDATE, rule_step, step
 
 Enabled = Callable[[str], bool]
 
@@ -29,7 +30,8 @@ def run_rules(ctx: LintContext, rules: Sequence[Rule], enabled: Enabled) -> tupl
         if not enabled(rule.code):
             continue
         try:
-            diagnostics.extend(rule.check(ctx))
+            with step(rule_step(rule.code)):
+                diagnostics.extend(rule.check(ctx))
         except ModelLoadError as exc:
             return [unreadable_diagnostic(ctx.file, exc.problem)], []
         except Exception as exc:  # a rule bug must not hide the other rules' findings
@@ -65,9 +67,11 @@ def lint_file(path: Path, display: str, rules: Sequence[Rule], enabled: Enabled,
     """
     prefetch = None
     try:
-        loaded = read_unvalidated(path)
-        prefetch = prefetch_inference(loaded)
-        validate_loaded(loaded)
+        with step(PARSE):
+            loaded = read_unvalidated(path)
+            prefetch = prefetch_inference(loaded)
+        with step(VALIDATE):
+            validate_loaded(loaded)
     except ModelLoadError as exc:
         if prefetch is not None:
             prefetch.abandon()

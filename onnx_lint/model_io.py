@@ -226,30 +226,43 @@ def check_initializers(scopes: list[GraphScope], shown: str) -> list[onnx.Tensor
     the model. Only lengths are compared; external data is checked by ``os.stat``.
     """
     external: list[onnx.TensorProto] = []
+    external_location = onnx.TensorProto.EXTERNAL
     for kind, tensor in iter_tensors(scopes):
         dims = tensor.dims
-        if dims and min(dims) < 0:
-            raise ModelLoadError(shown, f"{kind} '{tensor.name}' has a negative dim {list(dims)}")
-        if tensor.data_location == onnx.TensorProto.EXTERNAL:
+        count = 1
+        if dims:
+            if min(dims) < 0:
+                raise ModelLoadError(shown, f"{kind} '{tensor.name}' has a negative dim {list(dims)}")
+            count = math.prod(dims)
+        if tensor.data_location == external_location:
             external.append(tensor)
+            continue
+        if tensor.HasField("raw_data"):  # the common case, inline: 100k weights pay this loop
+            needed = _raw_size_cached(tensor.data_type, count)
+            held = len(tensor.raw_data)  # a transient copy of one tensor at most
+            if needed is not None and held != needed and not tensor.HasField("segment"):
+                raise ModelLoadError(shown, f"{kind} '{tensor.name}' holds {held} bytes of data but dims "
+                                     f"{list(dims)} need {needed}")
             continue
         if tensor.HasField("segment"):
             continue
-        problem = _data_size_problem(tensor)
+        problem = _data_size_problem(tensor, count)
         if problem:
             raise ModelLoadError(shown, f"{kind} '{tensor.name}' {problem}")
     return external
 
 
-def _data_size_problem(tensor: onnx.TensorProto) -> str | None:
-    count = math.prod(tensor.dims)
+def _raw_size_cached(data_type: int, count: int) -> int | None:
+    """``raw_size`` with the element size looked up once per type."""
+    itemsize = _ITEMSIZES.get(data_type)
+    if itemsize is None:
+        return raw_size(data_type, count)
+    return count * itemsize
+
+
+def _data_size_problem(tensor: onnx.TensorProto, count: int) -> str | None:
+    """Typed-field storage (``float_data`` …): one value per element."""
     dims = list(tensor.dims)
-    if tensor.HasField("raw_data"):
-        needed = raw_size(tensor.data_type, count)
-        held = len(tensor.raw_data)  # a transient copy of one tensor at most
-        if needed is not None and held != needed:
-            return f"holds {held} bytes of data but dims {dims} need {needed}"
-        return None
     field_name = _TYPED_FIELDS.get(tensor.data_type)
     if field_name is None:
         return None
@@ -349,6 +362,17 @@ def iter_tensors(scopes: list[GraphScope]) -> Iterator[tuple[str, onnx.TensorPro
 _SUB_BYTE_BITS = {getattr(onnx.TensorProto, name): bits
                   for name, bits in (("INT4", 4), ("UINT4", 4), ("FLOAT4E2M1", 4), ("INT2", 2), ("UINT2", 2))
                   if hasattr(onnx.TensorProto, name)}
+
+
+# Whole-byte element sizes by type, for the loop over every tensor.
+_ITEMSIZES: dict[int, int] = {}
+for _type in onnx.TensorProto.DataType.values():
+    if _type in _SUB_BYTE_BITS or _type in (onnx.TensorProto.STRING, onnx.TensorProto.UNDEFINED):
+        continue
+    try:
+        _ITEMSIZES[_type] = onnx.helper.tensor_dtype_to_np_dtype(_type).itemsize
+    except (KeyError, ValueError, TypeError):
+        pass
 
 
 def raw_size(data_type: int, count: int) -> int | None:

@@ -64,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="accuracy target: when an output's cosine similarity is lower, the nodes that add the "
                              "most error move from INT8 to FP16, group by group, until it is met (exit 1, nothing "
                              "written, if it cannot be)")
-    parser.add_argument("--fallback-seconds", type=float, default=300.0,
+    parser.add_argument("--max-fallback-time", "--fallback-seconds", dest="fallback_seconds", type=float,
+                        default=300.0,
                         help="time the --min-cosine fallback may spend building and validating (default 300)")
     parser.add_argument("--report", help="write the report as JSON to this file")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress output")

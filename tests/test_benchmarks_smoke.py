@@ -32,13 +32,15 @@ def test_quantize_vs_modelopt_benchmark_smoke(tmp_path):
     """Runs without ModelOpt (never a test dependency): onnx-lint's row on a committed timm export."""
     table = _smoke("benchmarks/quantize_vs_modelopt.py", tmp_path, timeout=600)
     assert "timm test_efficientnet" in table and "| onnx-lint (default) | ok |" in table
+    assert "INT8 share of MACs" in table and "%" in table.split("| onnx-lint (default) | ok |")[1].splitlines()[0]
 
 
 def test_performance_benchmark_smoke(tmp_path):
     table = _smoke("benchmarks/run.py", tmp_path, timeout=900)
     for row in ("mlp-1000", "transformer-1000-weak", "conv-symbolic-hw", "symbolic-fallback", "external-1gb",
                 "external-chain-1000", "external-chain-1000-weak", "resnet18-dynamo-style", "| resnet18_stale_output |",
-                "`--jobs 1` vs `--jobs 2`", "cold cache vs warm cache"):
+                "`--jobs 1` vs `--jobs 2`", "cold cache vs warm cache", "small-initializers-2000-weak",
+                "| llm-7b-shaped |", "llm-7b-shaped-weak", "`check --timings` on the slowest of the largest models"):
         assert row in table
 
 

@@ -285,3 +285,31 @@ def test_a_reader_that_goes_away_gets_no_traceback(tmp_path, args):
     os.close(write_end)
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
     assert done.returncode == 1
+
+
+def test_timings_list_every_rule_and_engine_step_and_add_up_to_the_run(tmp_path):
+    """`--timings json` (stderr) charges each step its exclusive time: the steps of a file sum to its run."""
+    from onnx_lint.rules import CODES
+
+    path = tmp_path / "stale.onnx"
+    onnx.save_model(defects.DEFECTS["stale_rank0_output"][0](), path)
+    run = run_process("check", str(path), "--fix", "--output-format", "json", "--timings", "json", cwd=tmp_path)
+    assert run.code == 0 and json.loads(run.out)[0]["fix"]["applied"]  # stdout is still the chosen format
+    report = json.loads(run.err.strip().splitlines()[-1])
+    steps, wall = report["files"][str(path)]["steps"], report["files"][str(path)]["wall"]
+    assert {f"rule {code}" for code in CODES} <= set(steps)
+    assert {"parse", "validate", "engine: onnx inference", "fix: plan and prove", "fix: write and runtime check",
+            "import onnx, the engines and the rules"} <= set(steps)
+    assert abs(sum(steps.values()) - wall) <= 0.001 + 0.01 * wall
+    assert report["total"] == steps
+
+
+def test_timings_table_lints_past_the_cache_and_names_the_slowest_step_first(tmp_path, project):
+    first = run_process("check", str(project), cwd=tmp_path)
+    again = run_process("check", str(project), "--timings", cwd=tmp_path)
+    assert again.out == first.out  # the second run would be a cache hit; a timed run lints every file anyway
+    header, columns, *rows, total = again.err.strip().splitlines()
+    assert header.startswith("Timings over") and "file" in header and columns.split()[0] == "step"
+    seconds = [float(row.rsplit(None, 2)[-2]) for row in rows]
+    assert seconds == sorted(seconds, reverse=True) and any(r.startswith("rule OL001") for r in rows)
+    assert total.startswith("total") and total.endswith("100.0%")

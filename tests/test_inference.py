@@ -49,7 +49,7 @@ def test_a_run_answered_from_the_cache_does_not_import_onnx(save, tmp_path):
                            cwd=tmp_path) for fmt in ("full", "full", "sarif")]
     assert [r.stdout.splitlines()[-1] for r in runs] == ["ONNX:True", "ONNX:False", "ONNX:False"]
     report = [r.stdout.rsplit("ONNX:", 1)[0] for r in runs]
-    assert report[0] == report[1] and "OL001" in report[1] and "ol001-stale" in report[2]
+    assert report[0] == report[1] and "OL001" in report[1] and "rules/OL001/" in report[2]
 
 
 def test_symbolic_fallback_runs_only_where_onnx_gives_up(save, tmp_path):

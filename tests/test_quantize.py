@@ -731,3 +731,84 @@ def test_layers_int8_cannot_speed_up_stay_fp16(tmp_path):
     assert no_int8_gain(model, {"X": (1, 32)}, ["MatMul"]) == ["wide", "narrow"]  # one row: GEMV
     assert no_int8_gain(model, {"X": (4, 32)}, ["MatMul"]) == ["narrow"]  # N = 8 < 16
     assert no_int8_gain(model, {"X": (4, 32)}, ["Conv"]) == []
+
+
+def test_report_states_the_int8_share_of_multiply_accumulates(tmp_path):
+    """Coverage by construction: mm0 and mm1 (16x16 each) compute in INT8, mm2 (16x8, the output layer)
+    stays FP16, so at any batch INT8 holds (256 + 256) / (256 + 256 + 128) = 80% of the MACs."""
+    source = residual_model(tmp_path / "res.onnx")
+    data = _samples(tmp_path / "c.npz")
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "--calibration-data", str(data),
+                      "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    coverage = json.loads((tmp_path / "r.json").read_text())["coverage"]
+    assert coverage["int8_mac_share"] == pytest.approx(0.8)
+    assert coverage["by_op_type"]["MatMul"]["int8_nodes"] == 2 and coverage["by_op_type"]["MatMul"]["nodes"] == 3
+    [left] = coverage["fp16_compute_nodes"]
+    assert left["node"] == "mm2" and left["reason"].startswith("output layer")
+    assert coverage["macs"] == 16 * (256 + 256 + 128) or coverage["macs"] % (256 + 256 + 128) == 0
+    assert "INT8 coverage: 80.0% of" in run.out and "left in FP16: 1 compute node(s)" in run.out
+    assert "mm2 (MatMul, 20.0%): output layer" in run.out
+    [output] = json.loads((tmp_path / "r.json").read_text())["outputs"]  # a MatMul head: read as 8 class scores
+    assert output["top1_agreement"] > 0.5 and output["top5_agreement"] >= output["top1_agreement"]
+    assert "top-1 (top-5) agreement" in run.out
+
+
+def test_class_scores_get_top1_and_top5_agreement():
+    from onnx_lint.quantization.validation import class_agreement, compare
+
+    rng = np.random.default_rng(0)
+    scores = rng.standard_normal((8, 10)).astype(np.float32)
+    flipped = scores.copy()
+    flipped[0, np.argsort(scores[0])[-2]] += 10  # row 0's runner-up becomes the top class (still in its top 5)
+    top1, top5 = class_agreement([scores[:4], scores[4:]], [flipped[:4], flipped[4:]])
+    assert top1 == pytest.approx(7 / 8) and top5 == 1.0
+    assert class_agreement([scores[:, :3]], [scores[:, :3]]) == (1.0, None)  # fewer than 5 classes: no top-5
+    assert class_agreement([rng.standard_normal((2, 4, 4))], [rng.standard_normal((2, 4, 4))]) == (None, None)
+    [agreement] = compare({"Y": [scores]}, {"Y": [flipped]}, class_outputs={"Y"})
+    assert agreement.to_json()["top1_agreement"] == pytest.approx(7 / 8)
+    assert compare({"Y": [scores]}, {"Y": [flipped]})[0].top1 is None  # not a classifier head: no agreement
+
+
+def fp16_limited_model(path):
+    """X @ (1 + d) - X @ 1 with |d| ~ 1e-4: FP16 (and INT8) weights round 1 + d to 1, so even the FP16-only
+    model loses the whole signal."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    rng = np.random.default_rng(2)
+    weights = [onnx.numpy_helper.from_array((1 + 1e-4 * rng.standard_normal((16, 16))).astype(np.float32), "Wa"),
+               onnx.numpy_helper.from_array(np.ones((16, 16), np.float32), "Wb")]
+    nodes = [h.make_node("MatMul", ["X", "Wa"], ["a"], name="mm_a"),
+             h.make_node("MatMul", ["X", "Wb"], ["b"], name="mm_b"),
+             h.make_node("Sub", ["a", "b"], ["Y"], name="difference")]
+    graph = h.make_graph(nodes, "fp16_limited", [h.make_tensor_value_info("X", T.FLOAT, ["n", 16])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 16])], weights)
+    return _save(graph, path)
+
+
+def test_min_cosine_above_the_fp16_ceiling_refuses_at_once_naming_it(tmp_path):
+    source = fp16_limited_model(tmp_path / "limited.onnx")
+    data = _samples(tmp_path / "c.npz")
+    out = tmp_path / "q.onnx"
+    run = run_process("quantize", str(source), "-o", str(out), "--calibration-data", str(data), "--min-cosine",
+                      "0.999", "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 1 and not out.exists()
+    fallback = json.loads((tmp_path / "r.json").read_text())["fallback"]
+    assert fallback["ceiling"] < 0.999 and fallback["steps"] == [] and "ranked" not in fallback  # no search ran
+    assert f"the FP16-only model already scores {fallback['ceiling']:.6f}" in run.out + run.err
+    assert "'Y'" in fallback["stopped"] and "no INT8 placement can reach --min-cosine 0.999" in fallback["stopped"]
+
+
+@pytest.mark.parametrize("name", ["stale_rank0_output", "stale_value_info", "rank0_feeding_reduce_mean",
+                                  "stale_output_rank", "loop_body_stale"])
+def test_the_written_model_carries_nothing_check_would_fix(tmp_path, name):
+    """Quantize repairs what check repairs: its output has no error or warning, and nothing fixable."""
+    source = tmp_path / f"{name}.onnx"
+    onnx.save(defects.DEFECTS[name][0](), source)
+    out = tmp_path / f"{name}.q.onnx"
+    run = run_process("quantize", str(source), "-o", str(out), "-q", cwd=tmp_path)
+    assert run.code in (0, 3) and out.exists(), run.err
+    check = run_process("check", str(out), "--no-cache", "--output-format", "json", cwd=tmp_path)
+    found = json.loads(check.out)
+    assert check.code == 0 and all(d["severity"] == "info" and d["fix"] is None for d in found), found

@@ -267,3 +267,34 @@ def test_a_large_graph_is_checked_per_operator_and_still_names_the_node(cli, sav
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 6)], ir_version=3)
     found = [d for d in _findings(cli, save(model, "large.onnx")) if d["code"] == "OL107"]
     assert [(d["location"]["path"], d["location"]["node"]) for d in found] == [("graph/node[7]", "old_add")]
+
+
+def test_fp16_overflow_read_in_bulk_flags_exactly_the_tensors_one_by_one_would(cli, save):
+    """Thousands of small weights are range-checked together; the verdicts are those of each tensor alone."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from onnx_lint.rules.ol201_fp16_overflow import fp16_problem
+
+    rng = np.random.default_rng(7)
+    special = {17: [1e9], 230: [np.nan, 1.0], 999: [1e-12, -3e-13], 1500: [0.0, 0.0], 2048: [-7e4, 2.0],
+               2500: [np.inf, 1.0], 2999: [5e-8, 0.0]}
+    inits, nodes, expected = [], [], set()
+    for i in range(3000):
+        dtype = np.float64 if i % 7 == 0 else np.float32
+        values = np.array(special.get(i, rng.standard_normal(4)), dtype=dtype)
+        tensor = numpy_helper.from_array(values, f"w{i}")
+        if i % 11 == 0:  # the float_data form is read one by one, and must agree as well
+            tensor = helper.make_tensor(f"w{i}", TensorProto.DOUBLE if dtype == np.float64 else TensorProto.FLOAT,
+                                        values.shape, values.tolist())
+        inits.append(tensor)
+        nodes.append(helper.make_node("Size", [f"w{i}"], [f"s{i}"], name=f"size{i}"))
+        if fp16_problem(values) is not None:
+            expected.add(f"w{i}")
+    inits.append(numpy_helper.from_array(np.zeros(0, np.float32), "empty"))
+    nodes.append(helper.make_node("Size", ["empty"], ["s_empty"], name="size_empty"))
+    nodes.append(helper.make_node("Sum", [f"s{i}" for i in range(3000)] + ["s_empty"], ["Y"], name="sum"))
+    graph = helper.make_graph(nodes, "bulk", [], [helper.make_tensor_value_info("Y", TensorProto.INT64, [])], inits)
+    path = save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8))
+    flagged = {d["location"]["tensor"] for d in _findings(cli, path) if d["code"] == "OL201"}
+    assert expected == {"w17", "w999", "w2048"}  # NaN, inf and a value just above the flush line are not flagged
+    assert flagged == expected

@@ -29,12 +29,14 @@ from onnx_lint.model_io import StagedWrite, read_model
 from onnx_lint.progress import Cancelled, Progress
 from onnx_lint.quantization.build import Build, BuildError, BuildSettings, build, save
 from onnx_lint.quantization.calibration import Sample, input_specs
+from onnx_lint.quantization.coverage import int8_coverage
 from onnx_lint.quantization.placement import HEAD_OPS, no_int8_gain, output_layers
 from onnx_lint.quantization.ranges import calibrate
 from onnx_lint.quantization.sensitivity import rank_nodes, unit_of
 from onnx_lint.quantization.validation import (
     OutputAgreement,
     RuntimeFailure,
+    class_score_outputs,
     compare,
     run_in_process,
     run_models,
@@ -104,6 +106,7 @@ class QuantizeReport:
     fallback: dict | None = None
     fp32_scales: dict | None = None  # INT8 islands whose Q/DQ keep float32 scales for ORT's fused kernels
     written: bool = True
+    coverage: dict | None = None  # the INT8 share of the compute nodes' multiply-accumulates (coverage.py)
 
     @property
     def exit_code(self) -> int:
@@ -116,7 +119,7 @@ class QuantizeReport:
             "model": self.model, "output": self.output, "written": self.written, "fp16_only": self.fp16_only,
             "calibration": self.calibration, "fixes": self.fixes, "opset": self.opset, "nodes": self.nodes,
             "validation": self.validation, "kept_in_float": self.kept_in_float, "fp32_scales": self.fp32_scales,
-            "fallback": self.fallback,
+            "fallback": self.fallback, "coverage": self.coverage,
             "outputs": [o.to_json() for o in self.outputs],
             "warnings": list(self.warnings),
         }
@@ -202,6 +205,7 @@ class _Builder:
         self.fp32_model, self.fp32, self.cache, self.work = fp32_model, fp32, cache, work
         self.settings, self.checked, self.reference = settings, checked, reference
         self.report, self.progress = report, progress
+        self.class_outputs = class_score_outputs(fp32_model)
         self.count = 0
 
     def use(self, method: str, cache: Path) -> None:
@@ -222,7 +226,7 @@ class _Builder:
             except (BuildError, RuntimeFailure) as exc:
                 raise QuantizeError(f"{exc}; nothing was written") from None
             if run.level == DEFAULT_LEVEL:
-                return candidate, compare(self.reference, run.outputs)
+                return candidate, compare(self.reference, run.outputs, self.class_outputs)
             refused = " ".join(run.notes)
             op_type = _fused_op_type(refused)
             if op_type and op_type not in self.settings.fp32_island_ops:
@@ -313,8 +317,11 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
             report.calibration.update(chosen=chosen, candidates=scores)
         first_qdq = sum(best.qdq)
         if options.min_cosine is not None and _worst(outputs) < options.min_cosine:
-            best, outputs = _fallback(builder, caches, best, outputs, options, report, progress)
+            if not _ceiling_below_target(builder, model, op_types, first_excluded, outputs, options, report,
+                                         progress):
+                best, outputs = _fallback(builder, caches, best, outputs, options, report, progress)
         report.outputs = outputs
+        report.coverage = int8_coverage(model, best.model, _sample_shapes(samples), report.kept_in_float)
         broken = [o for o in outputs if not o.finite]
         if broken:
             raise QuantizeError(_non_finite_message(broken, len(checked), model))
@@ -340,9 +347,13 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
                                             "(QLinearConcat) that take only float32 scales"}
         if options.min_cosine is not None and _worst(outputs) < options.min_cosine:
             report.written = False
-            report.warnings.append(f"cosine similarity {_worst(outputs):.6f} is below --min-cosine "
-                                   f"{options.min_cosine}{' even after the fallback' if report.fallback else ''}; "
-                                   "nothing was written")
+            fallback = report.fallback or {}
+            if fallback.get("ceiling", 1.0) < options.min_cosine:
+                report.warnings.append(f"{fallback['stopped']}; nothing was written")
+            else:
+                report.warnings.append(f"cosine similarity {_worst(outputs):.6f} is below --min-cosine "
+                                       f"{options.min_cosine}{' even after the fallback' if report.fallback else ''}; "
+                                       "nothing was written")
             progress.close()
             return report
         progress.check()
@@ -360,7 +371,7 @@ def _kept_fp16(model: onnx.ModelProto, op_types: list[str], excluded: set[str], 
     kept: set[str] = set()
     groups = []
     if not options.int8_small_layers:
-        shapes = {name: tuple(value.shape) for name, value in samples[0].items()} if samples else {}
+        shapes = _sample_shapes(samples)
         groups.append(("no INT8 gain: a matrix-vector product, or too few channels for INT8 kernels (ModelOpt's "
                        "and TensorRT's rules; --int8-small-layers quantizes them)",
                        no_int8_gain(model, shapes, op_types)))
@@ -377,6 +388,35 @@ def _kept_fp16(model: onnx.ModelProto, op_types: list[str], excluded: set[str], 
         report.kept_in_float.append({"reason": reason, "op_type": "/".join(sorted(
             {n.op_type for n in model.graph.node if n.name in names})), "nodes": sorted(names)})
     return frozenset(kept)
+
+
+def _sample_shapes(samples: list[Sample]) -> dict[str, tuple[int, ...]]:
+    return {name: tuple(value.shape) for name, value in samples[0].items()} if samples else {}
+
+
+def _ceiling_below_target(builder: _Builder, model: onnx.ModelProto, op_types: list[str], excluded: frozenset[str],
+                          outputs: list[OutputAgreement], options: QuantizeOptions, report: QuantizeReport,
+                          progress: Progress) -> bool:
+    """Build the FP16-only model first: when even it misses ``--min-cosine``, no placement of INT8 nodes can
+    meet the target, so say so at once (with the ceiling and the outputs responsible) instead of searching."""
+    target = options.min_cosine or 0.0
+    everything = frozenset(n.name for n in model.graph.node if n.op_type in op_types and n.name) | excluded
+    progress.stage("Measuring the FP16-only ceiling (every node out of INT8)", 1)
+    kept_before = list(report.kept_in_float)
+    _, ceiling_outputs = builder.make(everything)
+    report.kept_in_float = kept_before  # an account of the probe build, not of the model written
+    progress.advance()
+    ceiling = _worst(ceiling_outputs)
+    if ceiling >= target:
+        report.fallback = {"ceiling": ceiling}
+        return False
+    short = ", ".join(f"'{o.name}' {o.cosine:.6f}" for o in ceiling_outputs
+                      if not (o.finite and o.cosine >= target))
+    report.fallback = {"target": target, "start_cosine": _worst(outputs), "ceiling": ceiling, "met": False,
+                       "steps": [], "stopped": f"the FP16-only model already scores {ceiling:.6f} (outputs below "
+                                               f"the target: {short}), so no INT8 placement can reach --min-cosine "
+                                               f"{target}"}
+    return True
 
 
 def _best_calibration(builder: _Builder, caches: dict[str, Path], excluded: frozenset[str],
@@ -453,12 +493,13 @@ def _fallback(builder: _Builder, caches: dict[str, Path], first: Build, outputs:
     try:
         ranked = rank_nodes(builder.fp32_model, first.model, first.int8_nodes(), builder.checked, builder.work)
     except RuntimeFailure as exc:
-        report.fallback = {"target": target, "met": False, "steps": [], "stopped": f"ranking failed: {exc}"}
+        report.fallback = {**(report.fallback or {}), "target": target, "met": False, "steps": [],
+                           "stopped": f"ranking failed: {exc}"}
         return first, outputs
     progress.advance()
     steps: list[dict] = []
-    report.fallback = {"target": target, "start_cosine": _worst(outputs), "ranked": len(ranked), "steps": steps,
-                       "met": False}
+    report.fallback = {**(report.fallback or {}), "target": target, "start_cosine": _worst(outputs),
+                       "ranked": len(ranked), "steps": steps, "met": False}
     best, best_outputs = first, outputs
     excluded = set(first.excluded)
     position, group = 0, 1

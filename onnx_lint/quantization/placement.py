@@ -47,7 +47,7 @@ def no_int8_gain(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
     """
     wanted = set(op_types)
     weights = {i.name: tuple(i.dims) for i in model.graph.initializer}
-    shapes = _inferred_shapes(model, input_shapes) if wanted & {"MatMul", "Gemm"} else {}
+    shapes = inferred_shapes(model, input_shapes) if wanted & {"MatMul", "Gemm"} else {}
     found = []
     for node in model.graph.node:
         if node.op_type not in wanted or not node.name:
@@ -59,7 +59,7 @@ def no_int8_gain(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
     return found
 
 
-def _inferred_shapes(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]]) -> dict[str, list[int]]:
+def inferred_shapes(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]]) -> dict[str, list[int]]:
     pinned = onnx.ModelProto()
     pinned.CopyFrom(model)
     for value in pinned.graph.input:

@@ -8,12 +8,19 @@ COLUMNS = ("output", "shape", "FP32 max |x|", "cosine similarity", "relative err
 
 
 def format_table(report: QuantizeReport) -> str:
-    """A fixed-width table: one row per output, its FP32 scale, cosine, relative and max abs error."""
-    rows = [COLUMNS]
+    """A fixed-width table: one row per output, its FP32 scale, cosine, relative and max abs error, and for
+    outputs shaped like class scores the top-1 (top-5) agreement with FP32."""
+    classes = any(o.top1 is not None for o in report.outputs)
+    columns: tuple[str, ...] = COLUMNS + (("top-1 (top-5) agreement",) if classes else ())
+    rows: list[tuple[str, ...]] = [columns]
     for o in report.outputs:
-        rows.append((o.name, "x".join(map(str, o.shape)) or "scalar", f"{o.fp32_max_abs:.4g}", f"{o.cosine:.6f}",
-                     f"{o.relative_error:.3g}", f"{o.max_abs_error:.6g}"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+        row: tuple[str, ...] = (o.name, "x".join(map(str, o.shape)) or "scalar", f"{o.fp32_max_abs:.4g}",
+                                f"{o.cosine:.6f}", f"{o.relative_error:.3g}", f"{o.max_abs_error:.6g}")
+        if classes:
+            agreement = "—" if o.top1 is None else f"{o.top1:.1%}" + ("" if o.top5 is None else f" ({o.top5:.1%})")
+            row += (agreement,)
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(columns))]
     lines = []
     for k, row in enumerate(rows):
         lines.append("  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
@@ -26,8 +33,10 @@ def format_table(report: QuantizeReport) -> str:
 def format_fallback(report: QuantizeReport) -> list[str]:
     """The accuracy-driven fallback, step by step: which nodes went to FP16 and what each step bought."""
     fb = report.fallback
-    if not fb:
+    if not fb or "target" not in fb:
         return []
+    if fb.get("ceiling", 1.0) < fb["target"]:
+        return [f"  accuracy target: cosine >= {fb['target']} NOT met: {fb['stopped']}"]
     verdict = "met" if fb.get("met") else "NOT met" + (f" ({fb['stopped']})" if fb.get("stopped") else "")
     lines = [f"  accuracy target: cosine >= {fb['target']} {verdict}; first pass {fb.get('start_cosine', 0):.6f}, "
              f"{fb.get('ranked', 0)} INT8 nodes ranked by the error they add"]
@@ -46,6 +55,37 @@ def _method(calibration: dict) -> str:
         return str(calibration.get("method"))
     scores = " vs ".join(f"{m} {c:.6f}" for m, c in calibration.get("candidates", {}).items())
     return f"auto: kept {calibration['chosen']}; first pass worst cosine {scores}"
+
+
+def format_coverage(report: QuantizeReport) -> list[str]:
+    """The INT8 share of the multiply-accumulates, per op type, and the largest compute nodes left in FP16."""
+    cov = report.coverage
+    if not cov or not cov.get("macs"):
+        return []
+    per_type = ", ".join(f"{op} {c['share']:.1%} of {_count(c['macs'])}" for op, c in sorted(cov["by_op_type"].items()))
+    lines = [f"  INT8 coverage: {cov['int8_mac_share']:.1%} of {_count(cov['macs'])} multiply-accumulates at the "
+             f"calibration shapes ({per_type})"]
+    left = cov["fp16_compute_nodes"]
+    if left:
+        shown = "; ".join(f"{n['node']} ({n['op_type']}, {n['macs'] / cov['macs']:.1%}): {_short(n['reason'])}"
+                          for n in left[:3])
+        more = f"; and {len(left) - 3} more" if len(left) > 3 else ""
+        lines.append(f"  left in FP16: {len(left)} compute node(s), largest first: {shown}{more}")
+    if cov.get("unknown_shape_nodes"):
+        lines.append(f"  not counted (shape unknown at the calibration shapes): {len(cov['unknown_shape_nodes'])} "
+                     "compute node(s)")
+    return lines
+
+
+def _count(macs: int) -> str:
+    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if macs >= size:
+            return f"{macs / size:.3g}{unit}"
+    return str(macs)
+
+
+def _short(reason: str) -> str:
+    return reason.split(":")[0]
 
 
 def format_summary(report: QuantizeReport) -> str:
@@ -76,6 +116,7 @@ def format_summary(report: QuantizeReport) -> str:
     for kept in report.kept_in_float:
         if kept["nodes"] and not kept["reason"].startswith("accuracy"):
             parts.append(f"  kept in FP16: {len(kept['nodes'])} {kept.get('op_type', '')} node(s): {kept['reason']}")
+    parts += format_coverage(report)
     parts += format_fallback(report)
     parts += ["", format_table(report)]
     return "\n".join(parts)

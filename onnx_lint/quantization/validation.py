@@ -14,14 +14,17 @@ inputs are cast to the type the model declares, so a model with FP16 inputs
 from __future__ import annotations
 
 import json
+import math
 import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import onnx
 
 from onnx_lint.errors import OnnxLintError, one_line
 
@@ -190,6 +193,8 @@ class OutputAgreement:
     fp32_max_abs: float = 0.0
     relative_error: float = 0.0  # ||fp32 - quantized|| / ||fp32||
     non_finite: int = 0  # values that are inf/NaN in the quantized model where the FP32 model's are finite
+    top1: float | None = None  # outputs shaped like class scores: share of rows whose argmax FP32 agrees with
+    top5: float | None = None  # ... and whose FP32 argmax is among the quantized model's 5 best (C >= 5)
 
     @property
     def finite(self) -> bool:
@@ -199,7 +204,8 @@ class OutputAgreement:
         return {"name": self.name, "cosine_similarity": _json_number(self.cosine),
                 "max_abs_error": _json_number(self.max_abs_error),
                 "relative_error": _json_number(self.relative_error), "fp32_max_abs": self.fp32_max_abs,
-                "non_finite": self.non_finite, "shape": list(self.shape)}
+                "non_finite": self.non_finite, "shape": list(self.shape), "top1_agreement": self.top1,
+                "top5_agreement": self.top5}
 
 
 def _json_number(value: float) -> float | None:
@@ -207,8 +213,10 @@ def _json_number(value: float) -> float | None:
     return value if np.isfinite(value) else None
 
 
-def compare(reference: dict[str, list[np.ndarray]], candidate: dict[str, list[np.ndarray]]) -> list[OutputAgreement]:
-    """Per output: cosine, errors, FP32 scale, and how many values became inf/NaN (a failed validation)."""
+def compare(reference: dict[str, list[np.ndarray]], candidate: dict[str, list[np.ndarray]],
+            class_outputs: Collection[str] = ()) -> list[OutputAgreement]:
+    """Per output: cosine, errors, FP32 scale, how many values became inf/NaN (a failed validation), and for
+    ``class_outputs`` (``class_score_outputs``) the top-1/top-5 agreement."""
     result = []
     for name, ref_values in reference.items():
         got = candidate.get(name)
@@ -228,6 +236,49 @@ def compare(reference: dict[str, list[np.ndarray]], candidate: dict[str, list[np
             error = float(np.max(np.abs(a - b))) if a.size else 0.0
             ref_norm, diff = float(np.linalg.norm(a)), float(np.linalg.norm(a - b))
             relative = diff / ref_norm if ref_norm > 0 else (0.0 if diff == 0 else float("inf"))
+        top1, top5 = class_agreement(ref_values, got) if name in class_outputs and not non_finite else (None, None)
         result.append(OutputAgreement(name, cosine, error, tuple(np.asarray(ref_values[0]).shape), scale, relative,
-                                      non_finite))
+                                      non_finite, top1, top5))
     return result
+
+
+# Heads whose output reads as class scores, seen through the reshapes that follow them.
+_CLASS_HEADS = frozenset({"Gemm", "MatMul", "Softmax", "LogSoftmax", "Sigmoid"})
+_PASS_THROUGH = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Cast"})
+
+
+def class_score_outputs(model: onnx.ModelProto) -> frozenset[str]:
+    """Graph outputs that a classifier head computes: a Gemm/MatMul (logits) or a Softmax, LogSoftmax or
+    Sigmoid (probabilities), possibly reshaped. Their shape is checked on the values (``class_agreement``)."""
+    producer = {o: n for n in model.graph.node for o in n.output if o}
+    found = set()
+    for output in model.graph.output:
+        node = producer.get(output.name)
+        while node is not None and node.op_type in _PASS_THROUGH and node.input:
+            node = producer.get(node.input[0])
+        if node is not None and node.op_type in _CLASS_HEADS:
+            found.add(output.name)
+    return frozenset(found)
+
+
+def class_agreement(reference: list[np.ndarray], candidate: list[np.ndarray]) -> tuple[float | None, float | None]:
+    """Top-1 and top-5 agreement with FP32 for an output shaped like class scores, else ``(None, None)``.
+
+    Class scores are a float output whose last axis holds C >= 2 classes and whose other axes only
+    count rows: ``(C,)``, ``(N, C)`` or ``(N, 1, ..., C)``. For a classifier the cosine of the scores says
+    little about what a user sees: whether the predicted class stays the same.
+    """
+    first = np.asarray(reference[0])
+    if first.ndim == 0 or first.shape[-1] < 2 or not np.issubdtype(first.dtype, np.floating):
+        return None, None
+    if first.ndim > 2 and math.prod(first.shape[1:-1]) != 1:
+        return None, None
+    classes = first.shape[-1]
+    ref = np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1, classes) for v in reference])
+    got = np.concatenate([np.asarray(v, dtype=np.float64).reshape(-1, classes) for v in candidate])
+    truth = ref.argmax(axis=1)
+    top1 = float(np.mean(got.argmax(axis=1) == truth))
+    if classes < 5:
+        return top1, None
+    best5 = np.argpartition(-got, 4, axis=1)[:, :5]
+    return top1, float(np.mean((best5 == truth[:, None]).any(axis=1)))
