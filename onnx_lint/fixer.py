@@ -18,6 +18,7 @@ from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.edits import MissingTarget, SortNodes, apply_edits, combine_fixes, target_of
 from onnx_lint.errors import FixError
+from onnx_lint.file_result import FileResult
 from onnx_lint.graphs import ROOT
 from onnx_lint.linter import Enabled, run_rules
 from onnx_lint.model_io import LoadedModel, StagedWrite
@@ -195,6 +196,24 @@ def _keep_rejection(plan: FixPlan, rejected: list[str]) -> None:
         file=plan.applied[0].file, code="OL102", name="checker-error", severity=Severity.ERROR,
         message=f"{rejected[0]} (after the fix, as before it)", location=Location(ROOT),
         engine="onnx.checker, full"))
+
+
+def fix_linted(result: FileResult, ctx: LintContext, rules: Sequence[Rule], enabled: Enabled, *, write: bool,
+               runtime_check: bool = True, only: set[tuple] | None = None) -> FixPlan | None:
+    """Plan the fixes of a linted file and, when ``write``, prove and write them (``result`` then says so).
+
+    The one lint -> plan -> prove -> write path that ``check --fix``, the server's quick fixes and
+    ``onnx_lint.fix`` share. Without ``write`` the plan is only returned (``--diff``): ``result``
+    keeps its unfixed diagnostics. ``FixError``: nothing was written.
+    """
+    plan = plan_fix(ctx, result.diagnostics, rules, enabled, only=only)
+    if plan is None or not write:
+        return plan
+    result.notes.extend(plan.notes + write_fix(ctx.loaded, plan, runtime_check=runtime_check))
+    result.written = True
+    # What remains is what the re-lint of the fixed model found.
+    result.diagnostics = plan.applied + plan.relint
+    return plan
 
 
 def _runtime_checkable(loaded: LoadedModel) -> bool:

@@ -160,6 +160,9 @@ def test_rule_and_list_rules(cli):
     assert "## stale-rank-zero-output (OL001)" in run.out
     for heading in ("### What it does", "### Why does this matter?", "### Example", "### Fix safety"):
         assert heading in run.out
+    assert run.out.rstrip().endswith("Documentation: https://onnx-lint.github.io/onnx-lint/rules/OL001/")
+    assert json.loads(cli("rule", "OL001", "--output-format", "json").out)["url"] == \
+        "https://onnx-lint.github.io/onnx-lint/rules/OL001/"
     assert "## dim-param-mismatch" in cli("rule", "dim-param-mismatch").out
     assert cli("rule", "OL999").code == 2
     listing = cli("list-rules").out
