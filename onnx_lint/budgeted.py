@@ -1,36 +1,37 @@
-"""Run one function in a killable child process under a wall-clock budget.
+"""Run one function of bytes in a sandboxed child under a wall-clock budget.
 
 Some engines (ONNX Runtime's symbolic shape inference, through sympy) can run for
 minutes on a real model, inside calls that no cooperative check reaches. Such a call
-runs here instead: a fresh interpreter started in a process group of its own, which
-dies with its parent (``PR_SET_PDEATHSIG``), stops itself once it has used its CPU
-seconds (``RLIMIT_CPU``), and is killed, group and all, when the budget runs out or
-the caller cancels. The request (which function, and its bytes) travels through the
-child's stdin, never its command line; the answer comes back on its stdout.
+runs in a child of ``onnx_lint.sandbox`` instead — the one kind of child onnx-lint
+starts: it dies with its parent, stops itself once it has used its CPU seconds, takes
+its request on stdin and is killed, group and all, when the budget runs out or the
+caller cancels. This module only names the function to run and reads the answer back.
 
 The function named by ``target`` (``"package.module:function"``) takes ``bytes`` and
-returns ``bytes``; it must live in ``onnx_lint`` or be importable by the child.
+returns ``bytes``; it must live in ``onnx_lint`` or be importable by the child (the
+working folder and ``PYTHONPATH`` are on its path).
 """
 
 from __future__ import annotations
 
-import ctypes
-import json
-import math
 import os
 import signal
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-_PARENT_ENV = "ONNX_LINT_BUDGET_PARENT"
-_PR_SET_PDEATHSIG = 1
-_POLL_S = 0.05
-# This copy of onnx_lint first on the child's path (``-c`` would put the working folder first).
-_BOOT = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))!r}); "
-         "from onnx_lint.budgeted import _child_main; _child_main()")
+from onnx_lint.sandbox import run_child
+
+# This copy of onnx_lint first on the child's path, then the function, then its answer on stdout.
+_PROGRAM = f"""
+import importlib, sys
+sys.path.insert(0, {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))!r})
+module, _, name = request["target"].partition(":")
+answer = getattr(importlib.import_module(module), name)(payload)
+sys.stdout.buffer.write(answer)
+sys.stdout.buffer.flush()
+"""
+# Signals that mean the child ran out of time: its own CPU limit, or our kill at the deadline.
+_OUT_OF_TIME = {-getattr(signal, "SIGXCPU", signal.SIGKILL), -signal.SIGKILL}
 
 
 @dataclass(frozen=True)
@@ -49,80 +50,16 @@ class ChildOutcome:
 def run_in_child(target: str, request: bytes, budget_s: float,
                  cancelled: Callable[[], bool] | None = None) -> ChildOutcome:
     """``target(request)`` in a child that cannot outlive ``budget_s`` seconds or this process."""
-    header = json.dumps({"target": target, "cpu_s": max(1, math.ceil(budget_s))}).encode() + b"\n"
-    env = dict(os.environ, **{_PARENT_ENV: str(os.getpid())})
     try:
-        child = subprocess.Popen([sys.executable, "-c", _BOOT], stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=env)
+        done = run_child(_PROGRAM, {"target": target}, request, timeout=budget_s, label="budgeted-engine",
+                         memory=0, cancelled=cancelled)
     except OSError as exc:
         return ChildOutcome(None, f"could not start a child process ({exc})")
-    deadline = time.monotonic() + budget_s
-    pending: bytes | None = header + request
-    try:
-        while True:
-            step = min(_POLL_S if cancelled is not None else budget_s, deadline - time.monotonic())
-            try:
-                out, err = child.communicate(pending, timeout=max(step, 0.001))
-                break
-            except subprocess.TimeoutExpired:
-                pending = None  # communicate keeps writing what it started
-                if time.monotonic() >= deadline:
-                    _kill_group(child)
-                    return ChildOutcome(None, f"did not finish within its budget of {budget_s:.3g} s", True)
-                if cancelled is not None and cancelled():
-                    _kill_group(child)
-                    return ChildOutcome(None, "cancelled")
-    except BaseException:
-        _kill_group(child)
-        raise
-    if child.returncode == 0:
-        return ChildOutcome(out)
-    if child.returncode in (-getattr(signal, "SIGXCPU", 0), -getattr(signal, "SIGKILL", 0)) and child.returncode:
+    if done.cancelled:
+        return ChildOutcome(None, "cancelled")
+    if done.timed_out or done.returncode in _OUT_OF_TIME:
         return ChildOutcome(None, f"did not finish within its budget of {budget_s:.3g} s", True)
-    lines = err.decode("utf-8", "replace").strip().splitlines()
-    return ChildOutcome(None, lines[-1][:300] if lines else f"the child exited with status {child.returncode}")
-
-
-def _kill_group(child: subprocess.Popen[bytes]) -> None:
-    """Kill the child's whole process group (POSIX) and reap the child."""
-    killpg = getattr(os, "killpg", None)
-    if killpg is not None:
-        try:
-            killpg(child.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    child.kill()
-    child.communicate()
-
-
-def _die_with_parent() -> None:
-    """Ask the kernel to kill this process when its parent dies (Linux); leave if that already happened."""
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
-    expected = os.environ.get(_PARENT_ENV)
-    if expected is not None and str(os.getppid()) != expected:
-        os._exit(3)  # the parent died before the request was made
-
-
-def _child_main() -> None:
-    _die_with_parent()
-    stdin = sys.stdin.buffer
-    header = json.loads(stdin.readline())
-    cpu = int(header["cpu_s"])
-    try:
-        import resource  # POSIX only
-
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU at the soft limit, SIGKILL at the hard
-    except (ImportError, ValueError, OSError):
-        pass  # the parent's deadline still holds
-    module_name, _, function_name = str(header["target"]).partition(":")
-    import importlib
-
-    function = getattr(importlib.import_module(module_name), function_name)
-    answer = function(stdin.read())
-    sys.stdout.buffer.write(answer)
-    sys.stdout.buffer.flush()
+    if done.returncode == 0:
+        return ChildOutcome(done.stdout)
+    lines = done.text().strip().splitlines()
+    return ChildOutcome(None, lines[-1][:300] if lines else f"the child exited with status {done.returncode}")

@@ -28,6 +28,8 @@ import os
 import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 # The fixed address-space cap of a child that runs a model (the probe, the --fix runtime check).
@@ -40,6 +42,8 @@ CPU_GRACE_S = 5
 # Environment that keeps BLAS and OpenMP pools, which ignore ONNX Runtime's options, to one thread.
 ONE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                   "NUMEXPR_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1"}
+# How often a cancellable wait asks whether to stop.
+_CANCEL_POLL_S = 0.05
 # Marks our children's command line, so that tests (and people) can find them in the process table.
 CHILD_MARK = "onnx-lint-sandboxed-child"
 
@@ -92,6 +96,7 @@ class ChildOutcome:
     stdout: bytes
     stderr: bytes
     timed_out: bool = False
+    cancelled: bool = False  # the caller's ``cancelled()`` said stop (an edited or closed document)
 
     def text(self) -> str:
         return self.stderr.decode("utf-8", "replace")
@@ -106,13 +111,14 @@ def too_large(size: int) -> str | None:
 
 
 def run_child(program: str, request: object, payload: bytes = b"", *, timeout: float, label: str,
-              memory: int = MEMORY_CAP_BYTES) -> ChildOutcome:
+              memory: int = MEMORY_CAP_BYTES, cancelled: Callable[[], bool] | None = None) -> ChildOutcome:
     """Run ``program`` in a sandboxed child (see the module's docstring) and wait at most ``timeout`` s.
 
     ``label`` is a fixed word (``runtime-probe``, ``quantize-validation``) that follows ``CHILD_MARK`` in the
     child's argv, so that ``ps`` (and a test) can tell our children apart; no request data goes there.
     ``memory`` is the address-space cap in bytes: ``MEMORY_CAP_BYTES`` unless the caller documents its own
-    (quantize's validation holds two models and their outputs).
+    (quantize's validation holds two models and their outputs; 0: no cap). ``cancelled`` is polled while
+    the child runs; when it returns True the child's group is killed at once.
     """
     env = dict(os.environ)
     env.update(ONE_THREAD_ENV)
@@ -121,12 +127,22 @@ def run_child(program: str, request: object, payload: bytes = b"", *, timeout: f
     header = json.dumps({"program": program, "request": request}).encode() + b"\n"
     process = subprocess.Popen([sys.executable, "-c", _BOOTSTRAP, CHILD_MARK, label], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    pending: bytes | None = header + payload
     try:
-        stdout, stderr = process.communicate(header + payload, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(process)
-        stdout, stderr = process.communicate()
-        return ChildOutcome(process.returncode, stdout, stderr, timed_out=True)
+        while True:
+            left = deadline - time.monotonic()
+            wait = left if cancelled is None else min(_CANCEL_POLL_S, left)
+            try:
+                stdout, stderr = process.communicate(pending, timeout=max(wait, 0.001))
+                break
+            except subprocess.TimeoutExpired:
+                pending = None  # communicate goes on writing what it started
+                stop = time.monotonic() >= deadline
+                if stop or (cancelled is not None and cancelled()):
+                    _kill_group(process)
+                    stdout, stderr = process.communicate()
+                    return ChildOutcome(process.returncode, stdout, stderr, timed_out=stop, cancelled=not stop)
     except BaseException:  # interrupted while waiting: the child must not outlive the wait
         _kill_group(process)
         process.wait()

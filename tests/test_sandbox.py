@@ -52,6 +52,19 @@ def _children(parent: int) -> list[tuple[int, int]]:
     return found
 
 
+def _probe_children(parent: int) -> list[tuple[int, int]]:
+    """The children of ``parent`` that run the probe (the symbolic engine's budgeted child comes first)."""
+    found = []
+    for pid, started in _children(parent):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"runtime-probe" in argv:
+            found.append((pid, started))
+    return found
+
+
 def _alive(pid: int, started: int) -> bool:
     stat = _stat(pid)
     return stat is not None and stat[2] == started and stat[0] != "Z"
@@ -78,8 +91,8 @@ def test_the_probe_child_dies_with_a_killed_cli(save, how):
     cli = _start_cli(save(endless_loop()))
     children: list[tuple[int, int]] = []
     try:
-        _wait_for(lambda: _children(cli.pid), "the CLI started no probe child")
-        children = _children(cli.pid)
+        _wait_for(lambda: _probe_children(cli.pid), "the CLI started no probe child")
+        children = _children(cli.pid)  # the probe, and any other child the CLI has at that moment
         os.kill(cli.pid, how)
         cli.wait(timeout=BOUND_S)
         _wait_for(lambda: not any(_alive(pid, started) for pid, started in children),
@@ -105,8 +118,8 @@ def test_the_probe_child_has_its_own_cpu_deadline_and_a_fixed_memory_cap(save):
     the file: 40 MB of unused weights do not raise the cap."""
     cli = _start_cli(save(endless_loop(padding_bytes=40 * 2**20)))
     try:
-        _wait_for(lambda: _children(cli.pid), "the CLI started no probe child")
-        [(child, _)] = _children(cli.pid)
+        _wait_for(lambda: _probe_children(cli.pid), "the CLI started no probe child")
+        [(child, _)] = _probe_children(cli.pid)
         _wait_for(lambda: _limits(child)["Max address space"] != "unlimited", "the child set no memory cap")
         limits = _limits(child)
         assert int(limits["Max address space"]) == sandbox.MEMORY_CAP_BYTES == 3 * 2**30
