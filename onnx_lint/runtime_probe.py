@@ -284,7 +284,7 @@ def _elem_type(dtype: str) -> int:
 
 def _failure(returncode: int, stderr: str) -> str:
     if returncode in (-signal.SIGXCPU, -signal.SIGKILL) and "Error" not in stderr:
-        return f"the run used up its CPU limit ({TIMEOUT_S:.0f} s) or was stopped ({signal_name(returncode)})"
+        return f"the run used up its CPU limit (its time budget) or was stopped ({signal_name(returncode)})"
     if returncode < 0:
         return f"ONNX Runtime crashed ({signal_name(returncode)})"
     lines = [line for line in stderr.strip().splitlines() if line.strip()]
