@@ -18,8 +18,6 @@ import functools
 import importlib.metadata
 import json
 import os
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,11 +56,11 @@ def highest(accepts, low, high):
         low, high = (mid, high) if accepts(mid) else (low, mid - 1)
     return low
 
-FORMAT = int(sys.argv[3])
+FORMAT = int(request["format"])
 base = ("", 13)
 max_ir = highest(lambda ir: loads(ir, [base]), 7, 64)
 opsets = {}
-for domain in json.loads(sys.argv[2]):
+for domain in request["domains"]:
     if domain == "":
         found = highest(lambda v: loads(7, [("", v)]), 1, 256)
     else:
@@ -72,9 +70,8 @@ for domain in json.loads(sys.argv[2]):
 kernels = [[k.domain, k.op_name, k.version_range[0], k.version_range[1],
             {name: list(types) for name, types in k.type_constraints.items()}]
            for k in C.get_all_opkernel_def() if k.provider == "CPUExecutionProvider"]
-with open(sys.argv[1], "w") as out:
-    json.dump({"format": FORMAT, "version": ort.__version__, "max_ir_version": max_ir, "max_opsets": opsets,
-               "kernels": kernels}, out)
+sys.stdout.write(json.dumps({"format": FORMAT, "version": ort.__version__, "max_ir_version": max_ir,
+                             "max_opsets": opsets, "kernels": kernels}))
 """
 
 
@@ -141,20 +138,19 @@ def runtime_facts() -> RuntimeFacts | None:
 
 
 def _gather() -> dict | None:
-    with tempfile.TemporaryDirectory(prefix="onnx-lint-ort-") as tmp:
-        target = Path(tmp) / "facts.json"
-        try:
-            done = subprocess.run([sys.executable, "-c", _GATHER, str(target), json.dumps(_PROBE_DOMAINS),
-                                   str(FACTS_FORMAT)], capture_output=True, timeout=120, stdin=subprocess.DEVNULL,
-                                  cwd=tmp, check=False)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        if done.returncode != 0 or not target.exists():
-            return None
-        try:
-            return json.loads(target.read_text())
-        except ValueError:
-            return None
+    from onnx_lint.sandbox import run_child  # the one kind of child: dies with us, bounded in time and memory
+
+    try:
+        done = run_child(_GATHER, {"domains": list(_PROBE_DOMAINS), "format": FACTS_FORMAT}, timeout=120,
+                         label="runtime-facts")
+    except OSError:
+        return None
+    if done.timed_out or done.returncode != 0:
+        return None
+    try:
+        return json.loads(done.stdout)
+    except ValueError:
+        return None
 
 
 def _store(path: Path, data: dict) -> bool:
