@@ -59,6 +59,8 @@ def _build_parser() -> argparse.ArgumentParser:
     check.add_argument("--timings", nargs="?", const="text", choices=("text", "json"),
                        help="print where the time went (each engine step and rule, slowest first) to stderr; "
                             "implies no cache reads")
+    check.add_argument("--shard", metavar="K/N",
+                       help="check only the K-th of N shares of the files (by a hash of each path; for CI matrices)")
 
     rule = sub.add_parser("rule", help="explain a rule")
     rule.add_argument("code", nargs="?", help="rule code (OL001) or name")
@@ -165,10 +167,10 @@ def _cmd_rule(args: argparse.Namespace) -> int:
     if args.output_format == "json":
         payload = [{"code": r.code, "name": r.name, "summary": r.summary, "severity": r.severity.value,
                     "fix": "safe" if r.fixable else None, "fix_availability": r.fix_availability.value,
-                    "explanation": r.explanation()} for r in chosen]
+                    "explanation": r.explanation(), "url": r.url()} for r in chosen]
         print(json.dumps(payload if args.all else payload[0], indent=2))
         return 0
-    print("\n\n".join(r.explanation() for r in chosen))
+    print("\n\n".join(f"{r.explanation()}\n\nDocumentation: {r.url()}" for r in chosen))
     return 0
 
 
@@ -274,6 +276,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     settings.check_selectors(all_codes)
     files, missing = discover(args.paths)
     root = config_path.parent if config_path else Path.cwd()
+    if args.shard:
+        from onnx_lint.shard import in_shard, parse_shard
+
+        shard = parse_shard(args.shard)
+        files = [path for path in files if in_shard(path, root, shard)]
     probe = settings.runtime_probe and not args.no_runtime_probe
     budget = args.inference_budget if args.inference_budget is not None else settings.inference_budget
     fingerprint = repr((settings.select, settings.extend_select, settings.ignore, probe, budget))
@@ -316,7 +323,11 @@ def _run_jobs(jobs: list[Job], requested: int) -> list:
             import onnx_lint.fixer
             import onnx_lint.rules.registry  # noqa: F401
         context = multiprocessing.get_context("fork" if fork else "spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        from onnx_lint.sandbox import die_with_parent
+
+        # A worker dies with the CLI (its probe children die with it in turn), even on SIGKILL.
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=die_with_parent,
+                                 initargs=(os.getpid(),)) as pool:
             chunk = max(1, len(misses) // (workers * 8))
             for i, result in zip(misses, pool.map(process_job, [jobs[i] for i in misses], chunksize=chunk)):
                 results[i] = result
@@ -364,7 +375,7 @@ def _process_job(job: Job):
     cache = _cache(job)
     with step(IMPORTS):  # only a cache miss pays for onnx and the rules
         from onnx_lint.errors import FixError
-        from onnx_lint.fixer import plan_fix, text_diff, write_fix
+        from onnx_lint.fixer import fix_linted, text_diff
         from onnx_lint.linter import lint_file
         from onnx_lint.rules import ALL_RULES
 
@@ -376,16 +387,9 @@ def _process_job(job: Job):
             cache.put(job.path, result.diagnostics, ctx.loaded.external_locations)
         if ctx is None or not (job.fix or job.diff):
             return result
-        plan = plan_fix(ctx, result.diagnostics, ALL_RULES, enabled)
-        if plan is None:
-            return result
-        if job.diff:  # the plan's diagnostics are new objects: the result's own stay unfixed
+        plan = fix_linted(result, ctx, ALL_RULES, enabled, write=job.fix, runtime_check=job.runtime_check)
+        if plan is not None and job.diff:  # the plan's diagnostics are new objects: the result's own stay unfixed
             result.diff = text_diff(ctx.loaded, plan.data, job.display)
-            return result
-        result.notes.extend(plan.notes + write_fix(ctx.loaded, plan, runtime_check=job.runtime_check))
-        result.written = True
-        # What remains is what the re-lint of the fixed model found.
-        result.diagnostics = plan.applied + plan.relint
         return result
     except FixError as exc:  # nothing was written, and the result's diagnostics were never marked fixed
         result.internal_errors.append(f"fix failed: {exc}")

@@ -15,11 +15,13 @@ from typing import Literal
 
 import onnx
 
+from onnx_lint.baked_batch import BakedReshape, baked_reshapes, downstream_tensors
 from onnx_lint.budget import inference_budget
 from onnx_lint.constants import constant_node_tensor
 from onnx_lint.diagnostics import Location
+from onnx_lint.dim_expressions import parse_dim_expression
 from onnx_lint.edits import SetType
-from onnx_lint.graphs import ROOT, GraphScope, resolve_graph, topological_order
+from onnx_lint.graphs import ROOT, GraphScope, defined_outside, resolve_graph, topological_order
 from onnx_lint.inference import ENGINE_NAMES_PINNED, INLINE_ELEMENTS, PIN_SIZES, ShapeOracle
 from onnx_lint.model_io import LoadedModel, check_cycles
 from onnx_lint.node_inference import NO_TYPE, ModelFacts, NodeFailure, explain_untyped, has_elem_type
@@ -97,6 +99,23 @@ class Declaration:
         return self.derived is None or self.derived.dims is None
 
 
+@dataclass(frozen=True)
+class DuplicateDeclarations:
+    """One tensor declared several times in one graph's value_info, and which entry is worth keeping."""
+
+    graph: str
+    name: str
+    indexes: tuple[int, ...]
+    keep: int
+    identical: bool
+    matches: bool  # the kept entry is what the graph computes
+
+    @property
+    def ordinal(self) -> int:
+        """The kept entry's place among the tensor's entries (0: the first)."""
+        return self.indexes.index(self.keep)
+
+
 @dataclass
 class UntypedGroup:
     """Tensors left without element type, traced back to the node where inference stopped."""
@@ -146,16 +165,52 @@ class LintContext:
             names.update(input_dim_names(scope.graph))
         return frozenset(names)
 
+    def claims_size(self, name: str) -> bool:
+        """Whether a declared dim name claims a size: an input dim's name, or an expression of them
+        (``past_sequence_length + sequence_length``, ``2*seq``). Any other name is a rename."""
+        if name in self.input_dim_claims:
+            return True
+        expression = parse_dim_expression(name)
+        return expression is not None and expression.names <= self.input_dim_claims
+
+    @cached_property
+    def undefined_outputs(self) -> frozenset[tuple[str, str]]:
+        """(graph path, name) of graph outputs nothing defines: OL104's finding, and no shape to derive."""
+        from onnx_lint.checker_errors import checker_verdict  # the checker's one call settles the healthy case
+
+        if checker_verdict(self.loaded) is None:
+            return frozenset()
+        found: set[tuple[str, str]] = set()
+        for scope in self.scopes:
+            defined = scope.unresolved_reads()[1]
+            found.update((scope.path, v.name) for v in scope.graph.output
+                         if v.name not in defined and not defined_outside(scope, v.name))
+        return frozenset(found)
+
+    @cached_property
+    def baked_reshapes(self) -> list[BakedReshape]:
+        """Main-graph Reshapes whose computed target drops the dynamic batch (see ``baked_batch``)."""
+        return baked_reshapes(self.scopes[0], self.oracle, self.model)
+
+    @cached_property
+    def batch_bound(self) -> set[str]:
+        """Main-graph tensors downstream of a baked Reshape: they cannot grow with the batch."""
+        baked = self.baked_reshapes
+        return downstream_tensors(self.model.graph, [b.index for b in baked]) if baked else set()
+
     # -- declarations ---------------------------------------------------------------
     @cached_property
     def declarations(self) -> list[Declaration]:
         """Every graph output and value_info entry at every graph level, compared."""
         result: list[Declaration] = []
+        dropped = {(d.graph, i) for d in self.duplicate_value_info for i in d.indexes if i != d.keep}
         for scope in self.scopes:
             derived_values = self.oracle.values(scope.path)
             for i, value in enumerate(scope.graph.output):
                 result.append(self._declaration(scope.path, "output", i, value))
             for i, value in enumerate(scope.graph.value_info):
+                if dropped and (scope.path, i) in dropped:
+                    continue  # a second declaration of one tensor: OL109's, and its fix drops it
                 derived = derived_values.get(value.name)
                 if derived is not None and derived.type == value.type:
                     continue  # identical to what inference computes: nothing to compare
@@ -163,6 +218,32 @@ class LintContext:
         self._fallback_to_symbolic(result)
         self._find_conflicts(result)
         return result
+
+    @cached_property
+    def duplicate_value_info(self) -> list[DuplicateDeclarations]:
+        """Tensors declared more than once in one graph's value_info, each with the entry to keep: the
+        first that matches what the graph computes, else the first."""
+        found: list[DuplicateDeclarations] = []
+        for scope in self.scopes:
+            entries = scope.graph.value_info
+            if len({v.name for v in entries}) == len(entries):
+                continue  # the common case: one pass over the names
+            by_name: dict[str, list[int]] = defaultdict(list)
+            for i, value in enumerate(entries):
+                by_name[value.name].append(i)
+            derived = self.oracle.values(scope.path)
+            for name, indexes in by_name.items():
+                if len(indexes) < 2:
+                    continue
+                computed = derived.get(name)
+                matching = [i for i in indexes if computed is not None and entries[i].type == computed.type]
+                matching = matching or [i for i in indexes if computed is not None
+                                        and _agrees(entries[i].type, computed.type)]
+                keep = matching[0] if matching else indexes[0]
+                identical = all(entries[i].SerializeToString() == entries[indexes[0]].SerializeToString()
+                                for i in indexes)
+                found.append(DuplicateDeclarations(scope.path, name, tuple(indexes), keep, identical, bool(matching)))
+        return found
 
     def _declaration(self, graph: str, kind: Literal["output", "value_info"], index: int,
                      value: onnx.ValueInfoProto) -> Declaration:
@@ -176,6 +257,7 @@ class LintContext:
             d for d in decls
             if d.graph == ROOT and d.underivable
             and (d.kind == "output" or (d.declared is not None and d.declared.dims is not None))
+            and (d.kind != "output" or (d.graph, d.name) not in self.undefined_outputs)
         ]
         if not needy:
             return
@@ -216,15 +298,15 @@ class LintContext:
                         a, b = run[1]
                         decl.conflicts.append(DimConflict(
                             i, want, got, "name",
-                            f"declared '{want}' but {_run_clause(run[0], a, b)}"))
+                            f"declared '{want}' but {_run_clause(run[0], a, b, run[2])}"))
                     elif (run is None and decl.kind == "output" and decl.graph == ROOT
-                            and want in self.input_dim_claims and got != want):
+                            and self.claims_size(want) and got != want):
                         claims.append((decl, i))  # not confirmed by plain inference: prove or refute
                     continue
                 if (isinstance(want, int) and want >= 0 and run is not None
-                        and (run[0] is not None or run[1][0] != run[1][1])):
+                        and (run[0] is not None or run[1][0] != run[1][1] or run[2])):
                     a, b = run[1]
-                    decl.conflicts.append(DimConflict(i, want, got, "dynamic", _run_clause(run[0], a, b)))
+                    decl.conflicts.append(DimConflict(i, want, got, "dynamic", _run_clause(run[0], a, b, run[2])))
                     continue
                 if not isinstance(want, int) or want < 0:
                     continue  # negative dims are OL101's business, not a conflict
@@ -232,6 +314,8 @@ class LintContext:
                     if got != want:
                         decl.conflicts.append(DimConflict(i, want, got, "concrete"))
                 elif isinstance(got, str) and got in self.named_dims:
+                    if self._baked_one(decl, want):
+                        continue
                     decl.conflicts.append(
                         DimConflict(i, want, got, "dynamic", f"it follows the dynamic input dim '{got}'"))
                 elif decl.kind == "output":
@@ -243,14 +327,18 @@ class LintContext:
         self._check_claims(claims)
         self._check_param_reuse(decls)
 
-    def _run_evidence(self, decl: Declaration, index: int) -> tuple[str | None, tuple[int, int]] | None:
-        """For a dim the model run derived: the input dim it follows (or None) and its two sizes."""
+    def _run_evidence(self, decl: Declaration, index: int) -> tuple[str | None, tuple[int, int], bool] | None:
+        """For a dim the model run derived: the input dim it follows (or None), its sizes in runs A and B,
+        and whether it changed with the data alone."""
         if decl.engine != ENGINE_RUN or self.oracle.probe_result is None:
             return None
         fact = self.oracle.probe_result.facts.get(decl.name)
         if fact is None or len(fact.sizes) <= index:
             return None
-        return fact.follows[index], fact.sizes[index]
+        if len(fact.branch_dependent) > index and fact.branch_dependent[index]:
+            return None  # no single size is true of both branches: OL007 says so instead
+        varies = fact.data_dependent[index] if len(fact.data_dependent) > index else False
+        return fact.follows[index], fact.sizes[index], varies
 
     def _check_claims(self, claims: list[tuple[Declaration, int]]) -> None:
         """docs/design.md, "Symbolic names are claims too": a declared input dim name must have its size.
@@ -263,19 +351,19 @@ class LintContext:
         sizes, values = self.oracle.named_pins()
         by_size = {size: name for name, size in sizes.items()}
         for decl, i in claims:
-            want = decl.dims_pair[0][i]
+            want = str(decl.dims_pair[0][i])  # a claim is always a declared name
             value = values.get(decl.name)
             info = tensor_info(value.type) if value is not None and value.HasField("type") else None
             if info is None or info.dims is None or len(info.dims) != decl.declared.rank:  # type: ignore[union-attr]
                 continue
-            got, expected = info.dims[i], sizes.get(want)  # type: ignore[arg-type]
+            got, expected = info.dims[i], claimed_size(want, sizes)
             if not isinstance(got, int) or expected is None or got == expected:
                 continue
             other = by_size.get(got)
             which = f" (the size of input dim '{other}')" if other else ""
             decl.conflicts.append(DimConflict(
                 i, want, decl.dims_pair[1][i], "name",
-                f"declared '{want}' (= {expected} when '{want}' is {expected}) but the graph computes "
+                f"declared '{want}' (= {expected} when {_pins_clause(want, sizes)}) but the graph computes "
                 f"{got}{which}"))
             decl.engine = ENGINE_NAMES_PINNED
 
@@ -284,6 +372,8 @@ class LintContext:
         if not pending or not self._has_dynamic_inputs():
             return
         for decl, i in pending:
+            if self._baked_one(decl, decl.dims_pair[0][i]):
+                continue
             runs = self.oracle.pinned_dims(decl.graph, decl.name)
             got = [r.dims[i] if r is not None and r.dims is not None and len(r.dims) > i else None for r in runs]
             if all(isinstance(g, int) for g in got) and len(set(got)) > 1:
@@ -292,6 +382,14 @@ class LintContext:
                     i, decl.dims_pair[0][i], decl.dims_pair[1][i], "pinned",
                     f"it changes with the dynamic input dims ({pins})"))
                 decl.engine = "onnx, dynamic dims pinned"
+
+    def _baked_one(self, decl: Declaration, want: Dim) -> bool:
+        """A declared 1 downstream of a Reshape that bakes batch 1 in: the only size that runs.
+
+        Such a Reshape fails at every other batch, so a dim that seems to follow the inputs
+        (by name, or when every input dim is pinned to one size) is 1 in every run that succeeds.
+        """
+        return want == 1 and decl.graph == ROOT and decl.name in self.batch_bound
 
     def _has_dynamic_inputs(self) -> bool:
         for value in self.model.graph.input:
@@ -332,7 +430,7 @@ class LintContext:
             if decl.conflicts or decl.engine == ENGINE_RUN:
                 continue
             for i, (want, got) in enumerate(zip(*decl.dims_pair)):
-                if isinstance(want, str) and want not in self.input_dim_claims and not isinstance(got, int):
+                if isinstance(want, str) and not self.claims_size(want) and not isinstance(got, int):
                     shared[want].append((decl, i))
         for name, entries in shared.items():
             derived = {decl.dims_pair[1][i] for decl, i in entries}
@@ -382,7 +480,7 @@ class LintContext:
         if isinstance(got, str) and got in self.named_dims:
             return got
         if decl.graph == ROOT and self.input_dim_claims:
-            return self.oracle.pinned_input_dim(decl.name, index)
+            return self.oracle.pinned_input_dim(decl.name, index) or self.oracle.pinned_affine(decl.name, index)
         return None
 
     def _fresh_name(self, decl: Declaration, index: int) -> str:
@@ -456,6 +554,30 @@ class LintContext:
             for key, (group, otherwise) in unexplained.items():
                 group.message = strict.get(key, otherwise)
         return groups
+
+    @cached_property
+    def covered_failures(self) -> list[tuple[GraphScope, int, str]]:
+        """Nodes where ONNX's inference fails with an error of its own (``Axis has less than the requested
+        k elements``) while declared value_info types cover the tensors it left untyped: OL003 then has
+        nothing to report (the types are declared, or a fix filled them), yet the full checker and ONNX
+        Runtime still refuse the node. Custom operators without a schema are not failures."""
+        reported = {(g.graph, g.node_index) for g in self.untyped_groups}
+        found: list[tuple[GraphScope, int, str]] = []
+        for scope in self.scopes:
+            if scope.path not in self.uninferred_outputs:
+                continue
+            values = self.oracle.values(scope.path)
+            untyped = {out for node in scope.graph.node for out in node.output
+                       if out and (values.get(out) is None or not has_elem_type(values[out].type))}
+            for index, node in enumerate(scope.graph.node):
+                if (scope.path, index) in reported or not any(o in untyped for o in node.output):
+                    continue
+                if any(name in untyped for name in node.input):
+                    continue  # downstream of another failure: that node is the root
+                message = self.node_failure(scope, index).message
+                if message and "schema" not in message and "custom operator" not in message:
+                    found.append((scope, index, message))
+        return found
 
     def _initializers(self, scope: GraphScope) -> set[str]:
         if scope.path not in self._init_names:
@@ -585,8 +707,40 @@ class LintContext:
         return tensor
 
 
-def _run_clause(follows: str | None, a: int, b: int) -> str:
-    """What two ONNX Runtime runs showed about one dim."""
+def _agrees(declared: onnx.TypeProto, computed: onnx.TypeProto) -> bool:
+    """Whether a declared type holds against the computed one: same element type and rank, every
+    concrete computed dim declared as it is, and no negative dim."""
+    want, got = tensor_info(declared), tensor_info(computed)
+    if want is None or got is None or want.dims is None or got.dims is None:
+        return False
+    if want.elem_type != got.elem_type or len(want.dims) != len(got.dims):
+        return False
+    return all(not (isinstance(w, int) and (w < 0 or (isinstance(g, int) and w != g)))
+               and not (isinstance(g, int) and not isinstance(w, int))
+               for w, g in zip(want.dims, got.dims))
+
+
+def claimed_size(name: str, sizes: dict[str, int]) -> int | None:
+    """The size a declared dim name claims under pinned input dims: an input dim's own pin, or what the
+    expression evaluates to."""
+    if name in sizes:
+        return sizes[name]
+    expression = parse_dim_expression(name)
+    return expression.evaluate(sizes) if expression is not None else None
+
+
+def _pins_clause(name: str, sizes: dict[str, int]) -> str:
+    """The pins a claimed size was computed from: ``'seq' is 41``, ``'past' is 41 and 'seq' is 43``."""
+    expression = parse_dim_expression(name)
+    names = sorted(expression.names) if expression is not None and expression.names <= sizes.keys() else [name]
+    return " and ".join(f"'{n}' is {sizes[n]}" for n in names if n in sizes)
+
+
+def _run_clause(follows: str | None, a: int, b: int, data_dependent: bool = False) -> str:
+    """What the ONNX Runtime runs showed about one dim."""
+    if data_dependent:
+        return (f"it depends on the input data, not only on the input dims: ONNX Runtime returns {a} and "
+                f"{b} in two runs and another value with other data at the same sizes")
     if follows is None:
         return f"ONNX Runtime returns {a} and {b} in two runs" if a != b else f"ONNX Runtime returns {a}"
     shown = follows if follows.startswith("input '") else f"input dim '{follows}'"

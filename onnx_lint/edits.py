@@ -69,6 +69,32 @@ class RemoveValueInfo:
 
 
 @dataclass(frozen=True)
+class DropDuplicateValueInfo:
+    """Keep one of a tensor's several value_info entries (the ``keep``-th, counting from 0), drop the rest."""
+
+    graph: str
+    tensor: str
+    keep: int = 0
+
+    def apply(self, model: onnx.ModelProto) -> None:
+        graph = _graph(model, self.graph)
+        seen = -1
+        keep = []
+        for value in graph.value_info:
+            if value.name == self.tensor:
+                seen += 1
+                if seen != self.keep:
+                    continue
+            keep.append(value)
+        if len(keep) != len(graph.value_info):
+            copies = [type(v)() for v in keep]
+            for copy, value in zip(copies, keep):
+                copy.CopyFrom(value)
+            del graph.value_info[:]
+            graph.value_info.extend(copies)
+
+
+@dataclass(frozen=True)
 class SortNodes:
     """Put a graph's nodes in topological order; every node's content stays byte-identical."""
 
@@ -104,9 +130,10 @@ class SetIrVersion:
         model.ir_version = max(model.ir_version, self.version)
 
 
-Edit = SetType | AddValueInfo | RemoveValueInfo | SortNodes | SetIrVersion
+Edit = SetType | AddValueInfo | RemoveValueInfo | DropDuplicateValueInfo | SortNodes | SetIrVersion
 _KINDS: dict[str, type] = {"set_type": SetType, "add_value_info": AddValueInfo, "remove_value_info": RemoveValueInfo,
-                           "sort_nodes": SortNodes, "set_ir_version": SetIrVersion}
+                           "drop_duplicate_value_info": DropDuplicateValueInfo, "sort_nodes": SortNodes,
+                           "set_ir_version": SetIrVersion}
 
 
 def target_of(edit: Edit) -> tuple[str, str]:
@@ -173,7 +200,7 @@ def apply_edits(edits: Sequence[Edit], model: onnx.ModelProto) -> None:
                 _set_tensor_type(declarations.find(edit.graph, edit.kind, edit.tensor), edit.elem_type, edit.dims)
             else:
                 edit.apply(model)
-                if isinstance(edit, AddValueInfo | RemoveValueInfo):  # entries added or dropped
+                if isinstance(edit, AddValueInfo | RemoveValueInfo | DropDuplicateValueInfo):  # entries added, dropped
                     declarations.forget(edit.graph, "value_info")
                 elif isinstance(edit, SortNodes):  # new node copies: their subgraphs' declarations are new too
                     declarations.forget_all()
@@ -261,6 +288,8 @@ def _changes(edit: Edit, declarations: _Declarations, model: onnx.ModelProto) ->
         return {(*where, "exists"): True, (*where, "elem_type"): edit.elem_type, (*where, "dims"): edit.dims}
     if isinstance(edit, RemoveValueInfo):
         return {(edit.graph, "value_info", edit.tensor, "exists"): False}
+    if isinstance(edit, DropDuplicateValueInfo):
+        return {(edit.graph, "value_info", edit.tensor, "duplicates"): edit.keep}
     if isinstance(edit, SortNodes):
         return {(edit.graph, "node order"): "sorted"}
     return {("model", "ir_version"): max(model.ir_version, edit.version)}

@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 from onnx_lint.checker_errors import full_checker_error as _checker_error  # a module name tests replace
 from onnx_lint.checker_errors import inherit_passing_verdict
 from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic
+from onnx_lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.edits import MissingTarget, SortNodes, apply_edits, combine_fixes, target_of
 from onnx_lint.errors import FixError
+from onnx_lint.file_result import FileResult
+from onnx_lint.graphs import ROOT
 from onnx_lint.linter import Enabled, run_rules
 from onnx_lint.model_io import LoadedModel, StagedWrite
 from onnx_lint.rule_api import Rule
-from onnx_lint.runtime_check import runtime_available, runtime_load_error
+from onnx_lint.runtime_check import runtime_available, runtime_checkable, runtime_load_error
 from onnx_lint.timings import FIX_PLAN, FIX_WRITE, timed
 
 # ONNX Runtime session creation grows superlinearly with graph size; above this the check is skipped.
@@ -155,7 +157,8 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
 def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True) -> list[str]:
     """Prove the fixed bytes on disk beside the original, then rename; returns notes."""
     notes: list[str] = []
-    staged = StagedWrite(loaded.path, plan.data)
+    rejected: list[str] = []
+    staged = StagedWrite(loaded.path, plan.data, expected=loaded.identity)
     external = (loaded.scope_paths,) if loaded.has_external_data else ()  # see _checker_error
     with staged as temp:
         fixed_error = _checker_error(temp, *external)
@@ -165,19 +168,56 @@ def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True)
                 raise FixError(f"{loaded.path}: the fix would make onnx.checker fail ({fixed_error}); "
                                "nothing was written")
             notes.append(f"onnx.checker still fails after the fix, as it did before: {fixed_error}")
+            rejected.append(f"onnx.checker (full): {fixed_error}")
         if runtime_check and _runtime_checkable(loaded):
+            # ONNX Runtime has the last word: the checker's strict inference also fails on what it cannot
+            # model (sparse initializers), and a model ONNX Runtime runs is not refused.
+            rejected.clear()
             fixed_load = runtime_load_error(temp)
             if fixed_load is not None:
                 if runtime_load_error(loaded.path) is None:
                     raise FixError(f"{loaded.path}: ONNX Runtime loads the original but not the fixed model "
                                    f"({fixed_load}); nothing was written")
                 notes.append(f"ONNX Runtime does not load the model, before or after the fix: {fixed_load}")
+                rejected.append("ONNX Runtime does not load the model: "
+                                + fixed_load.replace(str(temp), loaded.path.name))
         staged.commit()
+    _keep_rejection(plan, rejected)
     return notes
 
 
+def _keep_rejection(plan: FixPlan, rejected: list[str]) -> None:
+    """A fixed model ONNX Runtime still refuses (or, where it cannot be asked, the full checker) is never
+    reported clean: where the re-lint leaves nothing that fails the run, the rejection becomes an OL102
+    error among the remaining findings (``plan.relint``, which the callers report after the write)."""
+    if not rejected or any(d.severity.fails for d in plan.relint):
+        return
+    plan.relint.append(Diagnostic(
+        file=plan.applied[0].file, code="OL102", name="checker-error", severity=Severity.ERROR,
+        message=f"{rejected[0]} (after the fix, as before it)", location=Location(ROOT),
+        engine="onnx.checker, full"))
+
+
+def fix_linted(result: FileResult, ctx: LintContext, rules: Sequence[Rule], enabled: Enabled, *, write: bool,
+               runtime_check: bool = True, only: set[tuple] | None = None) -> FixPlan | None:
+    """Plan the fixes of a linted file and, when ``write``, prove and write them (``result`` then says so).
+
+    The one lint -> plan -> prove -> write path that ``check --fix``, the server's quick fixes and
+    ``onnx_lint.fix`` share. Without ``write`` the plan is only returned (``--diff``): ``result``
+    keeps its unfixed diagnostics. ``FixError``: nothing was written.
+    """
+    plan = plan_fix(ctx, result.diagnostics, rules, enabled, only=only)
+    if plan is None or not write:
+        return plan
+    result.notes.extend(plan.notes + write_fix(ctx.loaded, plan, runtime_check=runtime_check))
+    result.written = True
+    # What remains is what the re-lint of the fixed model found.
+    result.diagnostics = plan.applied + plan.relint
+    return plan
+
+
 def _runtime_checkable(loaded: LoadedModel) -> bool:
-    if loaded.has_external_data or not runtime_available():
+    if loaded.has_external_data or not runtime_available() or not runtime_checkable(loaded.path):
         return False
     return sum(len(scope.graph.node) for scope in loaded.scopes) <= RUNTIME_CHECK_MAX_NODES
 

@@ -8,6 +8,11 @@ caller computes the result itself: off Linux (macOS system libraries are not
 fork-safe, Windows has no fork), with other threads running (a child could
 inherit their locks held), or with ONNX Runtime loaded (its native thread
 pools are invisible to ``threading``).
+
+The child runs no model, only ONNX's static engines on memory it shares with the
+parent, so it gets no memory cap of its own (the parent's memory is already its
+memory); it does die with its parent (``sandbox.die_with_parent``) and stops after
+``CPU_LIMIT_S`` seconds of CPU, whoever is left to wait for it.
 """
 
 from __future__ import annotations
@@ -20,12 +25,22 @@ import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from onnx_lint.sandbox import die_with_parent
+
 T = TypeVar("T")
+# The forked child's own deadline (CPU seconds): far above any inference measured (100k nodes: ~1 s).
+CPU_LIMIT_S = 600
 
 
 def fork_is_safe() -> bool:
     """Linux, no other Python thread, and no ONNX Runtime loaded (see the module's docstring)."""
     return sys.platform.startswith("linux") and threading.active_count() == 1 and "onnxruntime" not in sys.modules
+
+
+def _limit_cpu() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT_S, CPU_LIMIT_S + 1))
 
 
 class ForkedCall(Generic[T]):
@@ -42,6 +57,7 @@ class ForkedCall(Generic[T]):
         if not fork_is_safe():
             return None
         read_end, write_end = os.pipe()
+        parent = os.getpid()
         try:
             pid = os.fork()
         except OSError:
@@ -51,6 +67,8 @@ class ForkedCall(Generic[T]):
         if pid == 0:  # the child: compute, hand the result over, leave without any cleanup of the parent's
             code = 1
             try:
+                die_with_parent(parent)
+                _limit_cpu()
                 os.close(read_end)
                 payload = pickle.dumps(fn())
                 with os.fdopen(write_end, "wb") as out:

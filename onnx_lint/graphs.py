@@ -300,3 +300,13 @@ def out_of_order_nodes(scope: GraphScope) -> list[tuple[int, str, int]]:
             found[i] = (i, name, produced[name])
     return list(found.values())
 
+
+
+def defined_outside(scope: GraphScope, name: str) -> bool:
+    """Whether an enclosing graph defines ``name`` (a subgraph may read outer-scope tensors)."""
+    parent = scope.parent
+    while parent is not None:
+        if name in parent.unresolved_reads()[1]:
+            return True
+        parent = parent.parent
+    return False

@@ -11,6 +11,7 @@ messages) run lazily and only for the facts a rule asks about.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import re
 import time
@@ -24,7 +25,8 @@ import onnx
 import onnx.shape_inference
 from onnx.onnx_cpp2py_export import shape_inference as onnx_cpp_inference
 
-from onnx_lint import timings
+from onnx_lint import scoped_names, timings
+from onnx_lint.dim_expressions import DimExpression, affine_text, parse_dim_expression
 from onnx_lint.errors import first_line, untagged
 from onnx_lint.forked import ForkedCall
 from onnx_lint.graphs import ROOT, iter_scopes, resolve_graph, scopes_at
@@ -117,7 +119,8 @@ def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str], all_extern
 
 
 def strip_model(model: onnx.ModelProto, paths: list[str]) -> None:
-    """Remove the annotations under test and the weight bytes, in place."""
+    """Remove the annotations under test and the weight bytes, in place; give the tensor names that
+    subgraphs repeat names of their own (``scoped_names``), so data propagation keeps them apart."""
     for scope in scopes_at(model, paths):
         del scope.graph.value_info[:]
         for output in scope.graph.output:
@@ -127,9 +130,12 @@ def strip_model(model: onnx.ModelProto, paths: list[str]) -> None:
                 if dim.WhichOneof("value") == "dim_value" and dim.dim_value < 0:
                     dim.Clear()  # exporters write -1 for "dynamic"; inference would propagate it
     swap_heavy_initializers(model, paths)
+    if len(paths) > 1:
+        scoped_names.separate(model)
 
 
-def run_onnx_inference(model: onnx.ModelProto | bytes, strict: bool = False) -> onnx.ModelProto:
+def run_onnx_inference(model: onnx.ModelProto | bytes, strict: bool = False,
+                       check_type: bool = False) -> onnx.ModelProto:
     """ONNX's C++ inference with data propagation; large models through the path API.
 
     Runs under a memory ceiling; if data propagation runs out of it (a huge 1-D
@@ -137,7 +143,7 @@ def run_onnx_inference(model: onnx.ModelProto | bytes, strict: bool = False) -> 
     A serialized model is passed on as it is (onnx would serialize a ModelProto again).
     """
     size = len(model) if isinstance(model, bytes) else model.ByteSize()
-    return _with_data_prop_fallback(size, partial(_onnx_inference, model, size, strict))
+    return _with_data_prop_fallback(size, partial(_onnx_inference, model, size, strict, check_type=check_type))
 
 
 def run_onnx_inference_serialized(data: bytes) -> bytes:
@@ -163,9 +169,11 @@ def _with_data_prop_fallback(size: int, infer: Callable[..., T]) -> T:
             return infer(data_prop=False)
 
 
-def _onnx_inference(model: onnx.ModelProto | bytes, size: int, strict: bool, data_prop: bool) -> onnx.ModelProto:
+def _onnx_inference(model: onnx.ModelProto | bytes, size: int, strict: bool, data_prop: bool,
+                    check_type: bool = False) -> onnx.ModelProto:
     if size < _PROTOBUF_LIMIT:
-        return onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=strict, data_prop=data_prop)
+        return onnx.shape_inference.infer_shapes(model, check_type=check_type, strict_mode=strict,
+                                                 data_prop=data_prop)
     import tempfile
     from pathlib import Path
 
@@ -175,7 +183,7 @@ def _onnx_inference(model: onnx.ModelProto | bytes, size: int, strict: bool, dat
             src.write_bytes(model)
         else:
             onnx.save_model(model, src)
-        onnx.shape_inference.infer_shapes_path(str(src), str(dst), check_type=False, strict_mode=strict,
+        onnx.shape_inference.infer_shapes_path(str(src), str(dst), check_type=check_type, strict_mode=strict,
                                                data_prop=data_prop)
         return onnx.load_model(dst, load_external_data=False)
 
@@ -227,7 +235,10 @@ class GraphValues(Mapping[str, onnx.ValueInfoProto]):
 
 
 def collect_values(model: onnx.ModelProto, paths: list[str]) -> dict[str, GraphValues]:
-    """Per graph path: tensor name -> the ValueInfoProto inference left for it."""
+    """Per graph path: tensor name -> the ValueInfoProto inference left for it (the model's own names:
+    the stripped copy's subgraph names are restored in place)."""
+    if len(paths) > 1:
+        scoped_names.restore(model)
     return {scope.path: GraphValues(scope.graph) for scope in scopes_at(model, paths)}
 
 
@@ -482,12 +493,7 @@ class ShapeOracle:
         """Inference with every dynamic dim of the main graph's inputs set to ``size``."""
         if size not in self._pinned:
             model = onnx.ModelProto.FromString(self._stripped_bytes)
-            for value in model.graph.input:
-                if not value.type.HasField("tensor_type"):
-                    continue
-                for dim in value.type.tensor_type.shape.dim:
-                    if dim.WhichOneof("value") != "dim_value":
-                        dim.dim_value = size
+            pin_input_dims(model.graph, itertools.repeat(size))
             try:
                 self._pinned[size] = collect_values(run_onnx_inference(model), self.paths)
             except Exception as exc:
@@ -516,19 +522,7 @@ class ShapeOracle:
         """
         if run not in self._named_pins:
             model = onnx.ModelProto.FromString(self._stripped_bytes)
-            sizes: dict[str, int] = {}
-            primes = _primes(skip=run * len(NAME_PIN_PRIMES))
-            for value in model.graph.input:
-                if not value.type.HasField("tensor_type"):
-                    continue
-                for dim in value.type.tensor_type.shape.dim:
-                    if dim.WhichOneof("value") == "dim_value":
-                        continue
-                    name = dim.dim_param
-                    size = sizes[name] if name and name in sizes else next(primes)
-                    if name:
-                        sizes[name] = size
-                    dim.dim_value = size
+            sizes = pin_input_dims(model.graph, _primes(skip=run * len(NAME_PIN_PRIMES)))
             values: Mapping[str, onnx.ValueInfoProto]
             try:
                 values = collect_values(run_onnx_inference(model), [ROOT]).get(ROOT, {})
@@ -554,9 +548,34 @@ class ShapeOracle:
             found = match
         return found
 
+    def pinned_affine(self, name: str, index: int) -> str | None:
+        """The integer affine expression of input dim names a main-graph tensor's dim provably equals.
+
+        Two pinned runs fit it (``2*seq``, ``seq + 1``, ``past_sequence_length + sequence_length``),
+        a third confirms it; ``None`` where no single fit survives all three.
+        """
+        runs: list[tuple[dict[str, int], int]] = []
+        for run in (0, 1, 2):
+            sizes, values = self.named_pins(run)
+            value = values.get(name)
+            info = tensor_info(value.type) if value is not None and value.HasField("type") else None
+            got = info.dims[index] if info is not None and info.dims is not None and len(info.dims) > index else None
+            if not isinstance(got, int):
+                return None
+            runs.append(({n: s for n, s in sizes.items() if parse_dim_expression(n) is None}, got))
+        return fit_affine(runs)
+
     # -- strict-mode messages -----------------------------------------------------
+    def type_conflicts(self) -> dict[tuple[str, int], str]:
+        """Nodes whose input types break their operator's type constraints, with the full checker's words
+        (``B has inconsistent type tensor(float16)``): a Gemm with a float A and a float16 B, as ONNX
+        Runtime's FP16 converter leaves some. The annotations are stripped, so only the nodes speak."""
+        nodes = [(scope.path, i) for scope in self.loaded.scopes for i in range(len(scope.graph.node))]
+        return {key: message for key, message in self.strict_messages(nodes, check_type=True).items()
+                if "inconsistent type" in message or "bound to different types" in message}
+
     @timings.timed(timings.STRICT)
-    def strict_messages(self, nodes: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    def strict_messages(self, nodes: list[tuple[str, int]], check_type: bool = False) -> dict[tuple[str, int], str]:
         """Strict whole-model inference's message for each of ``nodes`` ((graph path, node index)).
 
         The fallback for root causes that inferring the node alone cannot reproduce (it failed
@@ -572,7 +591,7 @@ class ShapeOracle:
             marks[mark] = (path, index)
         found: dict[tuple[str, int], str] = {}
         try:
-            run_onnx_inference(model, strict=True)
+            run_onnx_inference(model, strict=True, check_type=check_type)
         except Exception as exc:
             for line in str(exc).splitlines():
                 match = _STRICT_LINE.search(line)
@@ -606,6 +625,71 @@ class ShapeOracle:
             except Exception:
                 self._annotated = collect_values(model, self.paths)
         return self._annotated.get(graph, {})
+
+
+# Coefficients tried for a fit over two input dims (one dim's coefficient is solved exactly).
+_PAIR_COEFFICIENTS = (1, -1, 2, -2)
+
+
+def fit_affine(runs: list[tuple[dict[str, int], int]]) -> str | None:
+    """The one integer affine expression of the pinned input dim names that gives every run's value:
+    ``a*x + b`` solved from the first two runs, else ``a*x + c*y + b`` for small ``a`` and ``c``,
+    each checked on every run; ``None`` where none or more than one fits."""
+    names = sorted(set.intersection(*(set(sizes) for sizes, _ in runs))) if runs else []
+    if len(runs) < 3 or not names:
+        return None
+
+    def fits(terms: list[tuple[int, str]], constant: int) -> bool:
+        return all(sum(a * sizes[n] for a, n in terms) + constant == got for sizes, got in runs)
+
+    found: list[str] = []
+    (first, g0), (second, g1) = runs[0], runs[1]
+    for x in names:
+        step = second[x] - first[x]
+        if step == 0 or (g1 - g0) % step:
+            continue
+        a = (g1 - g0) // step
+        if a and fits([(a, x)], g0 - a * first[x]):
+            found.append(affine_text([(a, x)], g0 - a * first[x]))
+    if not found:
+        for i, x in enumerate(names):
+            for y in names[i + 1:]:
+                for a in _PAIR_COEFFICIENTS:
+                    for c in _PAIR_COEFFICIENTS:
+                        constant = g0 - a * first[x] - c * first[y]
+                        if fits([(a, x), (c, y)], constant):
+                            found.append(affine_text([(a, x), (c, y)], constant))
+    return found[0] if len(found) == 1 else None
+
+
+def pin_input_dims(graph: onnx.GraphProto, primes: Iterator[int]) -> dict[str, int]:
+    """Give each dynamic input dim of ``graph`` a size, in place; returns the size of each dim name.
+
+    A plain name or an unnamed dim gets the next prime. A name that reads as an expression of the
+    plain names (an attention mask's ``past_sequence_length + sequence_length``) gets the size it
+    claims, so the pinned inputs agree with each other as they do when the model runs.
+    """
+    dynamic = [dim for value in graph.input if value.type.HasField("tensor_type")
+               for dim in value.type.tensor_type.shape.dim if dim.WhichOneof("value") != "dim_value"]
+    sizes: dict[str, int] = {}
+    expressions: dict[str, DimExpression] = {}
+    for dim in dynamic:
+        name = dim.dim_param
+        expression = parse_dim_expression(name) if name else None
+        if expression is not None:
+            expressions[name] = expression
+        elif name not in sizes:
+            size = next(primes)
+            if name:
+                sizes[name] = size
+            dim.dim_value = size
+    for name, expression in expressions.items():
+        claimed = expression.evaluate(sizes)
+        sizes[name] = claimed if claimed is not None and claimed > 0 else next(primes)
+    for dim in dynamic:
+        if dim.dim_param in sizes:
+            dim.dim_value = sizes[dim.dim_param]
+    return sizes
 
 
 def _primes(skip: int = 0) -> Iterator[int]:

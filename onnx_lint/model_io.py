@@ -7,6 +7,7 @@ model's folder is ever opened (docs/design.md, step 1; docs/security.md).
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import stat
@@ -21,7 +22,33 @@ from google.protobuf.message import DecodeError
 
 from onnx_lint.errors import FixError, ModelLoadError
 from onnx_lint.graphs import GraphScope, cyclic_nodes, iter_scopes, rebind_scopes
-from onnx_lint.model_file import stat_model_file
+from onnx_lint.model_file import read_varint, stat_model_file, wire_problem
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """What says a file is still the one that was read: device, inode, size and mtime (ns).
+
+    A fix is computed from the bytes read; renaming it over a file that another program
+    replaced or edited since would silently undo that program's write.
+    """
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, info: os.stat_result) -> FileIdentity:
+        return cls(info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+    @classmethod
+    def now(cls, path: Path) -> FileIdentity | None:
+        """The identity of ``path`` as it is on disk now; ``None`` when it is gone."""
+        try:
+            return cls.of(os.stat(path))
+        except OSError:
+            return None
 
 
 @dataclass
@@ -32,6 +59,7 @@ class LoadedModel:
     data: bytes
     model: onnx.ModelProto
     external_locations: list[str] = field(default_factory=list)
+    identity: FileIdentity | None = None  # the file as it was when ``data`` was read
 
     @cached_property
     def scopes(self) -> list[GraphScope]:
@@ -52,7 +80,7 @@ class LoadedModel:
         Its scopes reuse this model's node scans, which an annotation fix leaves valid; a fix
         that reordered nodes (OL103) moved every node index, so its scopes are found afresh.
         """
-        fixed = LoadedModel(self.path, data, model, self.external_locations)
+        fixed = LoadedModel(self.path, data, model, self.external_locations, self.identity)
         if not nodes_reordered:
             fixed.__dict__["scopes"] = rebind_scopes(self.scopes, model)  # fills the cached_property
         return fixed
@@ -70,15 +98,33 @@ def read_model(path: str | os.PathLike[str]) -> LoadedModel:
 
 
 def read_unvalidated(path: str | os.PathLike[str]) -> LoadedModel:
-    """Read and parse a model file, nothing checked yet (``validate_loaded``)."""
+    """Read and parse a model file, nothing checked yet (``validate_loaded``).
+
+    The file is opened once: its identity comes from that open file (what ``--fix`` re-checks
+    before its rename), and its top-level protobuf fields are walked before a byte more is read,
+    so a file that cannot be a model is refused without being read whole.
+    """
     path = Path(path)
     shown = str(path)
     stat_model_file(path)
     try:
-        data = path.read_bytes()
+        # O_NONBLOCK: a FIFO swapped in after the stat must not block the open
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
         raise ModelLoadError(shown, f"cannot read file: {exc.strerror or exc}") from None
-    return LoadedModel(path, data, parse_model(data, shown))
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise ModelLoadError(shown, "is not a regular file (a FIFO, socket or device); refusing to read it")
+            problem = wire_problem(handle, info.st_size)
+            if problem is not None:
+                raise ModelLoadError(shown, f"not a valid ONNX protobuf: {problem}; refused before reading it")
+            handle.seek(0)
+            data = handle.read()
+        except OSError as exc:
+            raise ModelLoadError(shown, f"cannot read file: {exc.strerror or exc}") from None
+    return LoadedModel(path, data, parse_model(data, shown), identity=FileIdentity.of(info))
 
 
 def validate_loaded(loaded: LoadedModel) -> None:
@@ -134,20 +180,20 @@ def subgraph_nesting(data: bytes) -> int:
             scanned += 1
             if scanned > _MAX_SCANNED_FIELDS:
                 return deepest
-            key, after = _varint(view, pos, end)
+            key, after = read_varint(view, pos, end)
             if key is None or after is None:
                 break
             pos = after
             number, wire = key >> 3, key & 7
             if wire == 0:
-                _, after = _varint(view, pos, end)
+                _, after = read_varint(view, pos, end)
                 if after is None:
                     break
                 pos = after
             elif wire in (1, 5):
                 pos += 8 if wire == 1 else 4
             elif wire == 2:
-                length, after = _varint(view, pos, end)
+                length, after = read_varint(view, pos, end)
                 if length is None or after is None or after + length > end:
                     break
                 pos = after
@@ -157,18 +203,6 @@ def subgraph_nesting(data: bytes) -> int:
             else:
                 break
     return deepest
-
-
-def _varint(view: memoryview, pos: int, end: int) -> tuple[int | None, int | None]:
-    value = shift = 0
-    while pos < end and shift < 64:
-        byte = view[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, pos
-        shift += 7
-    return None, None
 
 
 def _supported_opsets() -> dict[str, int]:
@@ -487,11 +521,17 @@ class StagedWrite:
 
     The temporary file lives in the same folder (so the rename is atomic and
     external data resolves the same way) and is removed on any failure.
+    ``expected``: the identity ``target`` had when it was read; the commit refuses if it
+    changed since (another program's write is never lost). ``new_file``: ``target`` must not
+    exist; the commit links the temporary file into place, which fails if something is there.
     """
 
-    def __init__(self, target: Path, data: bytes) -> None:
+    def __init__(self, target: Path, data: bytes, *, expected: FileIdentity | None = None,
+                 new_file: bool = False) -> None:
         self.target = target
         self.data = data
+        self.expected = expected
+        self.new_file = new_file
         self.temp: Path | None = None
 
     def __enter__(self) -> Path:
@@ -521,11 +561,40 @@ class StagedWrite:
 
     def commit(self) -> None:
         assert self.temp is not None
+        if self.new_file:
+            self._link_new()
+            return
+        if self.expected is not None and FileIdentity.now(self.target) != self.expected:
+            raise FixError(f"{self.target}: the file changed on disk after it was read (another program replaced "
+                           "or edited it); nothing was written - check it again")
         try:
             os.replace(self.temp, self.target)
         except OSError as exc:
             raise FixError(f"{self.target}: could not replace the file: {exc.strerror or exc}") from None
         self.temp = None
+
+    def _link_new(self) -> None:
+        """Put the temporary file in place only where nothing is: ``link`` refuses an existing name."""
+        assert self.temp is not None
+        try:
+            os.link(self.temp, self.target)
+        except FileExistsError:
+            raise FixError(f"{self.target}: the file already exists; nothing was written "
+                           "(--force replaces it)") from None
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise FixError(f"{self.target}: could not write the file: {exc.strerror or exc}") from None
+            # a file system without hard links: the check and the rename are then two steps
+            if os.path.lexists(self.target):
+                raise FixError(f"{self.target}: the file already exists; nothing was written "
+                               "(--force replaces it)") from None
+            try:
+                os.replace(self.temp, self.target)
+            except OSError as exc:
+                raise FixError(f"{self.target}: could not write the file: {exc.strerror or exc}") from None
+            self.temp = None
+            return
+        self._discard()
 
     def _discard(self) -> None:
         if self.temp is not None:
@@ -537,3 +606,4 @@ class StagedWrite:
 
     def __exit__(self, *exc_info: object) -> None:
         self._discard()
+

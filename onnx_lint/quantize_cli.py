@@ -5,9 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from onnx_lint.errors import OnnxLintError
+
+if TYPE_CHECKING:
+    from onnx_lint.progress import Progress
+    from onnx_lint.quantization.pipeline import QuantizeOptions, QuantizeReport
 
 RANDOM_WARNING = (
     "WARNING: no --calibration-data given: calibrating on RANDOM inputs. The accuracy figures below only "
@@ -20,7 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
                                      description="Repair a model's annotations, then quantize it to INT8 (QDQ) "
                                                  "with the remaining float computation in FP16.")
     parser.add_argument("model", help="the FP32 model (it is not changed)")
-    parser.add_argument("-o", "--output", required=True, help="where to write the quantized model")
+    parser.add_argument("-o", "--output", required=True,
+                        help="where to write the quantized model: a new file (an existing one needs --force)")
+    parser.add_argument("--force", action="store_true", help="replace the output file if it exists")
     parser.add_argument("--calibration-data", help=".npz (keys are input names) or .npy (single-input models); "
                         "samples are split along axis 0")
     parser.add_argument("--calibration-method", choices=("auto", "minmax", "entropy", "percentile"), default="auto",
@@ -97,43 +105,64 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         print("onnx-lint: error: quantize needs ONNX Runtime: pip install 'onnx-lint[runtime]'", file=sys.stderr)
         return 2
-    from onnx_lint.model_io import read_model
     from onnx_lint.progress import terminal_progress
-    from onnx_lint.quantization.calibration import calibration_inputs, parse_input_shape
-    from onnx_lint.quantization.pipeline import (
-        QuantizeOptions,
-        QuantizeReport,
-        quantize_model,
-    )
+    from onnx_lint.quantization.calibration import parse_input_shape
+    from onnx_lint.quantization.pipeline import QuantizeOptions, refuse_existing_output
     from onnx_lint.quantization.report import format_summary
-    from onnx_lint.rules import ALL_RULES
 
     source, output = Path(args.model), Path(args.output)
     if output.resolve() == source.resolve():
         print("onnx-lint: error: -o must name a new file; the input model is never changed", file=sys.stderr)
         return 2
+    refuse_existing_output(output, args.force)
     overrides = dict(parse_input_shape(s) for s in args.input_shape)
     data = Path(args.calibration_data) if args.calibration_data else None
-    samples, calibration = calibration_inputs(read_model(source).model, data, overrides, args.samples)
-    if calibration["random"]:
-        print(RANDOM_WARNING, file=sys.stderr)
-    calibration["method"] = args.calibration_method
     options = QuantizeOptions(args.calibration_method, _split(args.op_types), _split(args.exclude_nodes) or (),
                               args.per_channel, args.keep_io_types, max(0, args.validation_samples),
                               args.min_cosine, max(0.0, args.fallback_seconds), args.output_qdq,
-                              args.int8_output_layers, args.int8_small_layers)
+                              args.int8_output_layers, args.int8_small_layers, force=args.force)
     progress = terminal_progress(args.quiet)
     try:
-        report: QuantizeReport = quantize_model(source, output, samples, options, ALL_RULES, progress,
-                                                calibration=calibration)
+        report, random = quantize_file(source, output, data, overrides, args.samples, options, progress,
+                                       on_random=lambda: print(RANDOM_WARNING, file=sys.stderr))
     finally:
         progress.close()
     if args.report:
         record = report.to_json()
-        if calibration["random"]:  # printed once, at the start; the JSON report keeps it too
+        if random:  # printed once, at the start; the JSON report keeps it too
             record["warnings"].insert(0, RANDOM_WARNING)
         Path(args.report).write_text(json.dumps(record, indent=2) + "\n")
-    print(format_summary(report))
+    from onnx_lint.formats.escape import safe_text  # the summary's names are escaped where they are inserted
+
+    print(safe_text(format_summary(report), keep_layout=True))
     for warning in report.warnings:
-        print(warning, file=sys.stderr)
+        print(safe_text(warning), file=sys.stderr)
     return report.exit_code
+
+
+def quantize_file(source: Path, output: Path, data: Path | Sequence[Mapping[str, Any]] | None,
+                  input_shapes: dict[str, tuple[int, ...]], count: int, options: QuantizeOptions,
+                  progress: Progress, *, on_random: Callable[[], None] = lambda: None) -> tuple[QuantizeReport, bool]:
+    """Calibration samples, then the pipeline: what ``onnx-lint quantize`` and ``onnx_lint.quantize`` both run.
+
+    ``data`` is a ``.npz``/``.npy`` file, samples already in memory (one mapping of input name to
+    array per sample), or ``None`` for random samples; ``on_random`` is called before calibrating
+    on random inputs. Returns the report and whether the samples were random.
+    """
+    import numpy as np
+
+    from onnx_lint.model_io import read_model
+    from onnx_lint.quantization.calibration import calibration_inputs
+    from onnx_lint.quantization.pipeline import quantize_model
+    from onnx_lint.rules import ALL_RULES
+
+    if data is None or isinstance(data, Path):
+        samples, calibration = calibration_inputs(read_model(source).model, data, input_shapes, count)
+    else:
+        samples = [{name: np.asarray(array) for name, array in sample.items()} for sample in data]
+        calibration = {"source": "samples given in memory", "samples": len(samples), "random": False}
+    if calibration["random"]:
+        on_random()
+    calibration["method"] = options.calibration_method
+    report = quantize_model(source, output, samples, options, ALL_RULES, progress, calibration=calibration)
+    return report, bool(calibration["random"])

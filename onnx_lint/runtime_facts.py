@@ -7,7 +7,9 @@ range, type constraints). Importing onnxruntime costs ~0.3-1.5 s and a plain
 lint must not pay it (tests/test_inference.py), so the facts are gathered once
 per ONNX Runtime version in a child process and kept as JSON in the user's
 cache folder (``$XDG_CACHE_HOME/onnx-lint``, else ``~/.cache/onnx-lint``);
-where that folder cannot be written, in a per-user folder under the temporary directory.
+where that folder cannot be written, in a per-user folder under the temporary directory. Either
+folder is used only while it is private to the user (``private_dirs``): facts from a folder someone
+else could write are never read, they are gathered again.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from onnx_lint.private_dirs import private_folder, read_private_file
 
 FACTS_FORMAT = 1
 # Domains ONNX Runtime validates opset imports for, beyond those its kernels live in.
@@ -118,11 +122,14 @@ def runtime_facts() -> RuntimeFacts | None:
     # process a new child).
     folders = [cache_folder(), Path(tempfile.gettempdir()) / f"onnx-lint-{getattr(os, 'getuid', lambda: 0)()}"]
     for folder in folders:
+        text = read_private_file(folder / key)  # a folder another user could write is never read
+        if text is None:
+            continue
         try:
-            data = json.loads((folder / key).read_text())
+            data = json.loads(text)
             if data.get("format") == FACTS_FORMAT:
                 return RuntimeFacts.from_json(data)
-        except (OSError, ValueError, KeyError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue
     data = _gather()
     if data is None:
@@ -151,9 +158,10 @@ def _gather() -> dict | None:
 
 
 def _store(path: Path, data: dict) -> bool:
-    """Write atomically; ``False`` when the folder cannot be written."""
+    """Write atomically; ``False`` when the folder cannot be written or is not private (``private_dirs``)."""
+    if private_folder(path.parent) is None:
+        return False
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     except OSError:
         return False

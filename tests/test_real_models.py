@@ -28,6 +28,9 @@ KNOWN_DEFECTS = {
     "mul_1.onnx": {"OL102"},  # IR 3 with an initializer that is not a graph input: the checker rejects it
     # BatchNormalization variances up to 9.8e7: FP16 conversion changes the output map by up to 1.0
     "ch_PP-OCRv4_det_infer.onnx": {"OL201"},
+    # A dynamo export whose computed Reshape targets ([seq, 1, 3, 192]) bake batch 1 in: ONNX Runtime
+    # runs it only at batch 1 (tests/test_baked_batch.py).
+    "khmersm/model.onnx": {"OL108"},
 }
 # Findings that say "ONNX Runtime will not load this"; each is confirmed by asking ONNX Runtime
 # (the old opset-6 models of the onnx wheel: no kernel for their operator versions any more).
@@ -62,11 +65,15 @@ def test_real_model_lints_without_false_errors_and_fix_keeps_healthy_files(item,
     family, source = item
     copy = tmp_path / source.name
     shutil.copy(source, copy)
+    weights = source.with_name(source.name + ".data")  # khmersm keeps its weights beside the model
+    if weights.exists():
+        shutil.copy(weights, tmp_path / weights.name)
     result, ctx = lint_file(copy, source.name, ALL_RULES, lambda code: True)
     assert not result.internal_errors, result.internal_errors
     assert not result.unreadable, [d.message for d in result.diagnostics]
     codes = {d.code for d in result.diagnostics if d.severity.value in ("error", "warning")}
-    expected = KNOWN_DEFECTS.get(source.name, set()) | (codes & RUNTIME_CODES)
+    known = KNOWN_DEFECTS.get(f"{source.parent.name}/{source.name}", KNOWN_DEFECTS.get(source.name, set()))
+    expected = known | (codes & RUNTIME_CODES)
     if codes & RUNTIME_CODES:
         assert _runtime_refuses(source), "a runtime rule fired on a model ONNX Runtime loads"
     assert codes == expected, [f"{d.code} {d.location.display()}: {d.message}" for d in result.diagnostics]

@@ -205,6 +205,7 @@ async def test_text_view_puts_diagnostics_on_real_lines_with_fixes_and_hover(cli
     hover = await asyncio.wait_for(client.text_document_hover_async(lsp.HoverParams(
         lsp.TextDocumentIdentifier(shown["uri"]), lsp.Position(start["line"], start["character"]))), WAIT_S)
     assert "## What it does" in hover.contents.value or "What it does" in hover.contents.value
+    assert "[OL001 on the docs site](https://onnx-lint.github.io/onnx-lint/rules/OL001/)" in hover.contents.value
 
     await execute(client, action.command.command, *action.command.arguments)
     assert await diagnostics_for(client, shown["uri"], lambda d: not d) == []

@@ -90,6 +90,26 @@ def test_vsix_packages_the_compiled_extension_for_vscode_1_100(built_extension):
     assert built_extension.stat().st_size < 1_000_000  # small: no bundler, but no stray copies either
 
 
+def test_vsce_ls_lists_only_what_the_extension_needs(built_extension):
+    """What `vsce ls` lists is what the .vsix holds: the compiled code (extension and webview), its runtime
+    dependencies' code and licences, the manifest, README, CHANGELOG, licence, icon, stylesheet and grammar."""
+    npx = _require("npx")
+    listed = _run([npx, "--no-install", "vsce", "ls"], EXTENSION, timeout=300).stdout.split()
+    assert {"package.json", "README.md", "CHANGELOG.md", "LICENSE", "media/icon.png", "media/view.css",
+            "out/src/extension.js", "syntaxes/onnx-text.tmLanguage.json"} <= set(listed)
+    own = [n for n in listed if not n.startswith("node_modules/")]
+    assert all(n in ("package.json", "README.md", "CHANGELOG.md", "LICENSE") or
+               n.startswith(("out/src/", "out/webview/", "media/", "syntaxes/")) for n in own), own
+    assert not any(n.endswith((".ts", ".map", ".tsbuildinfo")) or n.startswith(("out/test/", "src/", "e2e/"))
+                   for n in listed)
+    dependencies = [n for n in listed if n.startswith("node_modules/")]
+    assert not [n for n in dependencies if n.endswith("README.md") or "/lib/browser/" in n]
+    with zipfile.ZipFile(built_extension) as vsix:
+        packed = {n.removeprefix("extension/") for n in vsix.namelist() if n.startswith("extension/")}
+    # vsce stores LICENSE as LICENSE.txt.
+    assert {n.lower() for n in packed} == {("license.txt" if n == "LICENSE" else n).lower() for n in listed}
+
+
 @pytest.mark.parametrize("code_server_version", CODE_SERVER_VERSIONS)
 def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_extension, tmp_path,
                                                                           code_server_version):

@@ -1,8 +1,10 @@
 """``--output-format github``: GitHub Actions workflow commands (annotations on the PR).
 
-Tensor and node names come from the model, so they may hold any character;
-the escaping below is the one the Actions runner documents, which keeps a
-name from ending a property or starting a new command.
+Tensor and node names come from the model, so they may hold any character:
+controls and bidi characters are escaped first (``escape.safe_text``, so the
+Actions log, which renders ANSI, shows no ESC sequence), then the escaping the
+Actions runner documents keeps a name from ending a property or starting a new
+command (no CR or LF survives, so no ``::`` of a name can start a line).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from onnx_lint.diagnostics import Diagnostic
+from onnx_lint.formats.escape import safe_text
 
 if TYPE_CHECKING:
     from onnx_lint.formats import RuleDoc
@@ -20,8 +23,8 @@ _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def escape_data(text: str) -> str:
-    """The message part of a workflow command: ``%``, CR and LF are escaped."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """The message part of a workflow command: controls as ``safe_text`` shows them, then ``%``, CR and LF."""
+    return safe_text(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:

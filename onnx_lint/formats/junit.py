@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from onnx_lint.diagnostics import Diagnostic
+from onnx_lint.formats.escape import safe_text
 
 if TYPE_CHECKING:
     from onnx_lint.formats import RuleDoc
@@ -22,7 +23,9 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _xml_text(text: str) -> str:
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Text from the model as XML can carry it with no line of its own: controls and bidi characters
+    escaped (``safe_text``: no newline survives), then what XML 1.0 cannot hold at all."""
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", safe_text(text))
 
 
 def _suite(file: str, items: list[Diagnostic]) -> ET.Element:

@@ -7,19 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from onnx_lint.diagnostics import Diagnostic
+from onnx_lint.formats.escape import safe_text as terminal_safe  # the escaping all formats share
 
 if TYPE_CHECKING:
     from onnx_lint.formats import RuleDoc
 
-# C0 and C1 control characters: a name in a hostile model could hold an escape sequence that
-# rewrites the user's terminal (or hides a finding). Text output shows them as \xNN.
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
-_CONTROL_BUT_LAYOUT = {c: e for c, e in _CONTROL.items() if chr(c) not in "\n\t"}
-
-
-def terminal_safe(text: str, keep_layout: bool = False) -> str:
-    """``text`` with every control character escaped (but newlines and tabs if ``keep_layout``)."""
-    return text.translate(_CONTROL_BUT_LAYOUT if keep_layout else _CONTROL)
+__all__ = ["render_concise", "render_full", "terminal_safe"]
 
 
 def _head(d: Diagnostic) -> str:
@@ -42,7 +35,7 @@ def render_full(diagnostics: list[Diagnostic], *, root: Path, rule_docs: Mapping
         detail = f"{d.severity.value}: {d.name}"
         if d.engine:
             detail += f", derived by {d.engine}"
-        lines.append(f"  | {detail}")
+        lines.append(terminal_safe(f"  | {detail}"))
         for note in d.notes:
             lines.append(f"  | {terminal_safe(note)}")
         if d.fix is not None and d.fix.applied:

@@ -10,6 +10,7 @@ with ``min_cosine``, while the accuracy target is missed (docs/quantize.md, step
 from __future__ import annotations
 
 import math
+import os
 import re
 import tempfile
 import time
@@ -86,6 +87,7 @@ class QuantizeOptions:
     output_qdq: bool = False  # Q/DQ on op outputs too (ONNX Runtime's default) instead of inputs only
     int8_output_layers: bool = False  # True: the last Conv/MatMul/Gemm before each output is INT8 too
     int8_small_layers: bool = False  # True: also the MatMul/Gemm/Conv that INT8 cannot speed up (placement.py)
+    force: bool = False  # True: an existing output file is replaced; otherwise it is refused
 
 
 @dataclass
@@ -262,6 +264,7 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
     be quantized to INT8 and an FP16-only model was written.
     """
     report = QuantizeReport(str(source), str(output), calibration)
+    refuse_existing_output(output, options.force)
     progress.stage("Repairing annotations", 1)
     model, diagnostics, _ctx = repair(source, rules, report.warnings)
     report.fixes = [d.to_json() for d in diagnostics if d.fix_applied]
@@ -357,7 +360,7 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
             progress.close()
             return report
         progress.check()
-        _write_output(best.path, output)
+        _write_output(best.path, output, options.force)
     if on_written:
         on_written(output)
     progress.close()
@@ -568,12 +571,20 @@ def _load_weights(model: onnx.ModelProto, source: Path) -> None:
         load_external_data_for_model(model, str(source.resolve().parent))
 
 
-def _write_output(result: Path, output: Path) -> None:
+def refuse_existing_output(output: Path, force: bool) -> None:
+    """An existing file (or link) at ``output`` is someone's data: replaced only when the user said ``force``."""
+    if not force and os.path.lexists(output):
+        raise QuantizeError(f"{output} already exists; quantize never replaces a file unless told to "
+                            "(--force, or the option force); nothing was written")
+
+
+def _write_output(result: Path, output: Path, force: bool) -> None:
+    """Stage the model beside ``output`` and put it in place; without ``force`` only where no file is."""
     extra = result.with_name(result.name + ".data")
     if extra.exists():
         raise QuantizeError("the quantized model is larger than 2 GiB; writing external data is not supported yet")
     output.parent.mkdir(parents=True, exist_ok=True)
-    staged = StagedWrite(output, result.read_bytes())
+    staged = StagedWrite(output, result.read_bytes(), new_file=not force)
     with staged:
         staged.commit()
 

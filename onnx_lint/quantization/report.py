@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from onnx_lint.formats.escape import safe_text  # output and node names come from the model
 from onnx_lint.quantization.pipeline import QuantizeReport
 
 COLUMNS = ("output", "shape", "FP32 max |x|", "cosine similarity", "relative error", "max abs error")
@@ -14,7 +15,7 @@ def format_table(report: QuantizeReport) -> str:
     columns: tuple[str, ...] = COLUMNS + (("top-1 (top-5) agreement",) if classes else ())
     rows: list[tuple[str, ...]] = [columns]
     for o in report.outputs:
-        row: tuple[str, ...] = (o.name, "x".join(map(str, o.shape)) or "scalar", f"{o.fp32_max_abs:.4g}",
+        row: tuple[str, ...] = (safe_text(o.name), "x".join(map(str, o.shape)) or "scalar", f"{o.fp32_max_abs:.4g}",
                                 f"{o.cosine:.6f}", f"{o.relative_error:.3g}", f"{o.max_abs_error:.6g}")
         if classes:
             agreement = "—" if o.top1 is None else f"{o.top1:.1%}" + ("" if o.top5 is None else f" ({o.top5:.1%})")
@@ -42,7 +43,7 @@ def format_fallback(report: QuantizeReport) -> list[str]:
              f"{fb.get('ranked', 0)} INT8 nodes ranked by the error they add"]
     for k, step in enumerate(fb.get("steps", []), 1):
         moved = step["moved_to_fp16"]
-        names = ", ".join(moved[:4]) + (f", ... ({len(moved)} nodes)" if len(moved) > 4 else "")
+        names = safe_text(", ".join(moved[:4])) + (f", ... ({len(moved)} nodes)" if len(moved) > 4 else "")
         ranges = f", {step['calibration']} ranges" if step.get("calibration") else ""
         lines.append(f"    step {k}: kept in FP16 {names}: cosine {step['cosine_before']:.6f} -> "
                      f"{step['cosine_after']:.6f} ({step['int8_nodes_left']} INT8 nodes left{ranges})")

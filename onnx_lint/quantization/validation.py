@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import signal
-import subprocess
-import sys
 import tempfile
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -27,6 +24,11 @@ import numpy as np
 import onnx
 
 from onnx_lint.errors import OnnxLintError, one_line
+from onnx_lint.sandbox import run_child, signal_name
+
+# The fixed address-space cap of the validation child: it holds the FP32 and the quantized model and
+# their outputs on every sample; a model set larger than a quarter of it is refused before it starts.
+VALIDATION_MEMORY_CAP_BYTES = 8 * 2**30
 
 _RUNNER = r"""
 import json, sys
@@ -39,8 +41,8 @@ def first_line(exc):
 
 FLOATS = {"tensor(float16)": np.float16, "tensor(float)": np.float32, "tensor(double)": np.float64}
 
-samples_path, level = sys.argv[1:3]
-jobs = list(zip(sys.argv[3::2], sys.argv[4::2]))
+samples_path, level = request["samples"], request["level"]
+jobs = request["jobs"]
 with np.load(samples_path, allow_pickle=False) as archive:
     count = int(archive["__count__"])
     feeds = [{key.split("/", 1)[1]: archive[key] for key in archive.files if key.startswith(f"{k}/")}
@@ -48,6 +50,8 @@ with np.load(samples_path, allow_pickle=False) as archive:
 for index, (model, out_path) in enumerate(jobs):
     options = ort.SessionOptions()
     options.log_severity_level = 3
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
     options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
     try:
         session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
@@ -85,20 +89,19 @@ class RunResult:
     notes: list[str]
 
 
-def _signal_name(code: int) -> str:
-    try:
-        return signal.Signals(-code).name
-    except ValueError:
-        return f"signal {-code}"
-
-
 def run_models(models: list[tuple[Path, str]], samples: list[dict[str, np.ndarray]],
                timeout: float = 900.0) -> list[RunResult]:
     """Outputs of each model on every sample, all in one child process (one ONNX Runtime start).
 
     A model that crashes the child or is refused at the default optimization level is
     retried alone at BASIC; ``RuntimeFailure`` carries the runtime's words if that fails too.
+    The child is sandboxed (``onnx_lint.sandbox``) under ``VALIDATION_MEMORY_CAP_BYTES``.
     """
+    total = sum(path.stat().st_size for path, _ in models)
+    if total > VALIDATION_MEMORY_CAP_BYTES // 4:
+        raise RuntimeFailure(f"the models to compare are {total / 2**20:.0f} MiB together; validation runs under "
+                             f"a {VALIDATION_MEMORY_CAP_BYTES // 2**30} GiB memory cap, which holds up to "
+                             f"{VALIDATION_MEMORY_CAP_BYTES // 4 // 2**20} MiB of models")
     with tempfile.TemporaryDirectory(prefix="onnx-lint-run-") as tmp:
         feed = Path(tmp, "samples.npz")
         arrays = {f"{k}/{name}": value for k, sample in enumerate(samples) for name, value in sample.items()}
@@ -114,20 +117,18 @@ def run_models(models: list[tuple[Path, str]], samples: list[dict[str, np.ndarra
             batches = [todo] if level == LEVELS[0] else [[i] for i in todo]
             for batch in batches:
                 outs = {i: Path(tmp, f"out-{i}-{level}.npz") for i in batch}
-                args = [str(feed), level]
-                for i in batch:
-                    args += [str(models[i][0]), str(outs[i])]
-                try:
-                    done = subprocess.run([sys.executable, "-c", _RUNNER, *args], capture_output=True, text=True,
-                                          timeout=timeout, stdin=subprocess.DEVNULL)
-                except subprocess.TimeoutExpired:
-                    raise RuntimeFailure(f"ONNX Runtime did not finish within {timeout:.0f} s") from None
-                reports = {r["index"]: r for r in _json_lines(done.stdout)}
+                request = {"samples": str(feed), "level": level,
+                           "jobs": [[str(models[i][0]), str(outs[i])] for i in batch]}
+                done = run_child(_RUNNER, request, label="quantize-validation", timeout=timeout,
+                                 memory=VALIDATION_MEMORY_CAP_BYTES)
+                if done.timed_out:
+                    raise RuntimeFailure(f"ONNX Runtime did not finish within {timeout:.0f} s")
+                reports = {r["index"]: r for r in _json_lines(done.stdout.decode("utf-8", "replace"))}
                 for position, i in enumerate(batch):
                     what = models[i][1]
                     report = reports.get(position)
                     if report is None:
-                        crash = _signal_name(done.returncode) if done.returncode < 0 else f"exit {done.returncode}"
+                        crash = signal_name(done.returncode) if done.returncode < 0 else f"exit {done.returncode}"
                         failures[i] = f"ONNX Runtime crashed ({crash}) running the {what}"
                         notes[i].append(f"{failures[i]} at {level}")
                     elif "error" in report:

@@ -16,15 +16,21 @@ graph computes:
   wrong input dim. Symbolic names are claims too: onnx-lint infers once more
   with each dynamic input dim pinned to a size of its own (distinct primes)
   and compares. This runs only where plain inference did not already confirm
-  the name, and one run serves every name of the model;
+  the name, and one run serves every name of the model. A name that reads as
+  arithmetic of input dim names (`past_sequence_length + sequence_length`,
+  `2*seq`, `floor(h/2 - 1/2) + 1`, `(w + 1)//2`) is a claim about that
+  expression: it is evaluated under the same sizes;
 - for outputs only a run of the model can shape (the runtime probe, e.g.
   `ai.onnx.ml` operators): a concrete dim, or an input's dim name, that
   ONNX Runtime's results contradict in two runs at different input sizes.
 
 A renamed symbolic dim (`my_batch` declared, `batch` or `unk__0` computed) is
-*not* a mismatch: a name that no graph input carries claims nothing. Nor is a
+*not* a mismatch: a name that no graph input carries, and that is no
+expression of input dim names, claims nothing. Nor is a
 concrete declared dim where the computed dim is anonymous and not shown to
-depend on a dynamic input.
+depend on a dynamic input, nor a declared 1 downstream of a Reshape whose
+computed target bakes batch 1 in (OL108 reports that Reshape; only batch 1
+runs, so the 1 is what ONNX Runtime returns).
 
 ### Why does this matter?
 `Inferred shape and existing shape differ in dimension 1: (4) vs (5)` in
@@ -41,14 +47,16 @@ becomes `Y: float[batch,4]` after `--fix`.
 Y = Concat(X[batch,seq], X, axis=1)
 graph output Y: float[batch,seq]   # declared 'seq' (= 41 when 'seq' is 41) but the graph computes 82
 ```
-becomes `Y: float[batch,Y_dim1]` after `--fix`.
+becomes `Y: float[batch,2*seq]` after `--fix`.
 
 ### Fix safety
 Safe: only the conflicting dims of the declaration change; other dims stay as
-declared (including names the producer chose). A refuted name becomes the input
-dim name the graph really follows (swapped names), else a fresh name of its own
-(`Y_dim1`) that claims nothing; a name that two pinned runs prove is kept or
-adopted, so a fix never turns a provable `batch` into an unknown dim.
+declared (including names and expressions the proof confirmed). A refuted name
+becomes the input dim name the graph really follows (swapped names), else the
+integer affine expression of input dim names that two pinned runs fit and a
+third confirms (`2*seq`, `seq - 1`, `past_sequence_length + sequence_length`),
+else a fresh name that says where it comes from (`Y_dim1`, dim 1 of `Y`) and
+claims nothing; a fix never turns a provable `batch` into an unknown dim.
 """
 
 from __future__ import annotations

@@ -17,17 +17,22 @@ need the element type of every tensor. One operator that inference cannot
 resolve leaves everything after it untyped, and those tools then fail far
 from the cause with `Input 0 expected to have type but instead is null`.
 
-Severity follows consequences: the finding is a *warning* where a tool of the
-pipeline needs the type (a standard-domain operator downstream, which INT8
-quantization or FP16 conversion rewrites; ONNX Runtime's quantizer skips such
-a tensor with `failed to infer the type of tensor`), or where the checker or
-ONNX Runtime rejects the model. It is only *info* (it does not fail `check`)
-where the inference stopped at an `ai.onnx.ml` operator, only `ai.onnx.ml`
-operators consume what it left untyped, and the full checker and ONNX Runtime
-(asked in a child process, when installed) accept the model: a healthy
-scikit-learn / LightGBM / XGBoost export whose `Scaler` or tree ensemble ONNX's
-inference simply does not type. Such a model is healthy, so `--fix` leaves it
-byte-identical (the info note offers no fix; `quantize` types what it needs itself).
+Severity follows consequences, judged per operator from its schema: the finding
+is a *warning* where a tool of the pipeline needs the type — a standard-domain
+operator downstream whose type parameter ties the untyped input to another input
+or an output (Identity, Concat, Add, Less, MatMul): ONNX Runtime's FP16 converter
+then writes a model that does not load (`Type parameter (T) of Optype (Concat)
+bound to different types`) and its quantizer skips the tensor (`failed to infer
+the type of tensor`) — or where the checker or ONNX Runtime rejects the model. It
+is only *info* (it does not fail `check`) where the inference stopped at an
+`ai.onnx.ml` operator, what it left untyped reaches only `ai.onnx.ml` operators and
+operators that accept any input type (Cast, CastLike's input, Shape, Size,
+NonZero), and the full checker and ONNX Runtime (asked in a child process, when
+installed) accept the model: a healthy scikit-learn / LightGBM / XGBoost export
+(SVR, SVC, a Scaler → LogisticRegression with ZipMap) whose tree ensemble or SVM
+ONNX's inference simply does not type. Such a model converts to FP16 and loads,
+so `--fix` leaves it byte-identical (the info note offers no fix; `quantize`
+types what it needs itself).
 
 ### Example
 ```
@@ -48,7 +53,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from onnx_lint.consequences import model_accepted, typing_consumers
+from onnx_lint.consequences import model_accepted, model_opsets, typing_consumers
 from onnx_lint.context import LintContext, UntypedGroup
 from onnx_lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
 from onnx_lint.edits import AddValueInfo, Edit, SetType
@@ -81,12 +86,13 @@ class UntypedAfterShapeInference(Rule):
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         accepted: tuple[bool, str] | None = None
+        opsets = model_opsets(ctx.model)
         for group in ctx.untyped_groups:
             edits, untypable = self._fill(ctx, group)
             severity: Severity | None = None
             consequence = ""
             scope = next(s for s in ctx.scopes if s.path == group.graph)
-            breaking = typing_consumers(scope, group.tensors)
+            breaking, free = typing_consumers(scope, group.tensors, opsets)
             if breaking:
                 consequence = (f"; {', '.join(breaking[:4])} downstream need{'s' if len(breaking) == 1 else ''} "
                                "the type (INT8 quantization and FP16 conversion rewrite it)")
@@ -95,8 +101,10 @@ class UntypedAfterShapeInference(Rule):
                     accepted = model_accepted(ctx.loaded)
                 if accepted[0]:
                     severity = Severity.INFO
+                    accepting = (f"; {', '.join(free[:4])} accept{'s' if len(free) == 1 else ''} any input type"
+                                 if free else "")
                     consequence = (f"; no operator downstream needs the type ({accepted[1]}; the quantizer "
-                                   "and FP16 converters leave ai.onnx.ml operators as they are)")
+                                   f"and FP16 converters leave ai.onnx.ml operators as they are{accepting})")
             if group.node is not None:
                 location = Location(f"{group.graph}/node[{group.node_index}]", node=group.node.name or None,
                                     op_type=group.node.op_type)

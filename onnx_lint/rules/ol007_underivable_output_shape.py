@@ -4,10 +4,13 @@
 Notes a graph output whose shape no engine could derive: neither ONNX's own
 inference nor, for the main graph, ONNX Runtime's symbolic shape inference
 nor a run of the model in ONNX Runtime on synthetic inputs (the runtime probe;
-it is not possible for models with integer inputs, external data or more than
-20,000 nodes, or without onnxruntime, and `--no-runtime-probe` turns it off).
+it is not possible for models with string inputs, external data, more than
+20,000 nodes or more bytes than its memory cap holds, or without onnxruntime;
+`--no-runtime-probe` and an untrusted editor workspace turn it off).
 Its declaration could therefore not be checked; the note says why each engine
-gave up.
+gave up. It also notes an output whose dims depend on which branch of an If
+runs (the probe runs each bool condition both ways): no one declaration is
+true of both branches, so those dims stay as declared, unverified.
 
 ### Why does this matter?
 Silence would read as "this output is fine". The note says which engines were
@@ -34,7 +37,7 @@ from onnx_lint.diagnostics import Diagnostic, Severity
 from onnx_lint.graphs import ROOT
 from onnx_lint.inference import ENGINE_SYMBOLIC
 from onnx_lint.rule_api import Rule
-from onnx_lint.runtime_probe import ENGINE_RUN
+from onnx_lint.runtime_probe import ENGINE_RUN, branch_note
 from onnx_lint.shapes import format_info
 
 
@@ -46,8 +49,12 @@ class UnderivableOutputShape(Rule):
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for decl in ctx.declarations:
+            if decl.kind == "output" and decl.engine == ENGINE_RUN and ctx.oracle.probe_result is not None:
+                yield from self._branch_dependent(ctx, decl)
             if decl.kind != "output" or not decl.underivable:
                 continue
+            if (decl.graph, decl.name) in ctx.undefined_outputs:
+                continue  # nothing produces it: OL104's error says so, and there is no shape to derive
             if decl.graph != ROOT and (decl.declared is None or decl.declared.dims is None):
                 continue  # a subgraph output that declares no shape has nothing left unverified
             if decl.declared is None and self._non_tensor(ctx, decl.name):
@@ -55,20 +62,40 @@ class UnderivableOutputShape(Rule):
             tried = ["onnx: no shape"]
             if decl.graph == ROOT and ctx.oracle.symbolic_ran:
                 failure = next((n.message for n in ctx.oracle.notes if n.engine == ENGINE_SYMBOLIC), None)
+                if failure is not None and "cyclic" in failure:
+                    # The model has no cycle (cycles are refused before any rule runs): ONNX Runtime's
+                    # engine says so whenever an output or a node input is a tensor nothing defines.
+                    failure = "stopped: the graph outputs or reads a tensor nothing defines"
                 tried.append(f"{ENGINE_SYMBOLIC}: {failure or 'no shape'}")
             elif decl.graph != ROOT:
                 tried.append(f"{ENGINE_SYMBOLIC}: not run on subgraphs")
+                tried.append(f"{ENGINE_RUN}: a run returns only the main graph's outputs, not a subgraph's")
             if decl.graph == ROOT:
                 if not ctx.runtime_probe:
                     tried.append(f"{ENGINE_RUN}: turned off")
                 elif ctx.oracle.probe_result is not None:
-                    tried.append(f"{ENGINE_RUN}: {ctx.oracle.probe_result.reason or 'no stable shape'}")
+                    result = ctx.oracle.probe_result
+                    tried.append(f"{ENGINE_RUN}: {result.reason or result.unstable.get(decl.name, 'no stable shape')}")
             yield self.report(
                 ctx,
                 f"no inference engine could derive the shape of graph output '{decl.name}' "
                 f"({'; '.join(tried)}); its declaration {format_info(decl.declared)} is kept unverified",
                 decl.location,
             )
+
+    def _branch_dependent(self, ctx: LintContext, decl) -> Iterable[Diagnostic]:
+        """An output whose dims depend on which If branch runs: no one declaration is true of both."""
+        result = ctx.oracle.probe_result
+        fact = result.facts.get(decl.name) if result is not None else None
+        note = branch_note(fact, result.conditions) if fact is not None and result is not None else None
+        if note is None:
+            return
+        yield self.report(
+            ctx,
+            f"the shape of graph output '{decl.name}' depends on which If branch runs ({ENGINE_RUN}: {note}); "
+            f"its declaration {format_info(decl.declared)} is kept for those dims, unverified",
+            decl.location,
+        )
 
     @staticmethod
     def _non_tensor(ctx: LintContext, name: str) -> bool:

@@ -13,6 +13,19 @@ is; a user fixes one problem, runs it again, and meets the next. ONNX
 Runtime, the quantizers and the FP16 converters run the same checks (or
 crash on what they would have caught).
 
+On a model that holds both float and float16 (or bfloat16) tensors, the full
+checker's type check runs too, node by node: a node whose inputs break its operator's type
+constraint (a Gemm with a float `A` and a float16 `B`, as ONNX Runtime's FP16
+converter with `keep_io_types` can leave one) is an error ONNX Runtime refuses
+to load, and no fix of the declarations can repair it.
+
+A node where ONNX's own inference fails (`Axis has less than the requested k
+elements`) while declared `value_info` types cover the tensors it leaves
+untyped is an error here too: the declarations hide the failure from OL003
+(for instance after its fix filled them), not from the full checker or ONNX
+Runtime. After `--fix`, a model the full checker or ONNX Runtime still rejects
+always keeps an OL102 error, so it is never reported clean.
+
 Errors that other rules report with a better location or a fix are left to
 them: nodes out of topological order (OL103) and graph outputs nothing
 produces (OL104). The shape-inference part of the full check is what
@@ -38,6 +51,8 @@ target).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+
+from onnx import TensorProto
 
 from onnx_lint.checker_errors import checker_errors
 from onnx_lint.context import LintContext
@@ -74,3 +89,37 @@ class CheckerError(Rule):
             raisable = INITIALIZER_NOT_INPUT in error.message and ctx.model.ir_version == 3
             edits: list[Edit] | None = [SetIrVersion(4)] if raisable else None
             yield self.report(ctx, f"onnx.checker: {error.message}", location, engine="onnx.checker", edits=edits)
+        for scope, index, message in ctx.covered_failures:
+            node = scope.graph.node[index]
+            yield self.report(
+                ctx, f"ONNX inference fails at this node ({message}); the declared types of its outputs "
+                     "only hide it: the full checker and ONNX Runtime refuse the model",
+                Location(f"{scope.path}/node[{index}]", node=node.name or None, op_type=node.op_type),
+                engine="onnx")
+        if _mixed_precision(ctx):
+            for (graph, index), message in sorted(ctx.oracle.type_conflicts().items()):
+                node = resolve_graph(ctx.model, graph).node[index]
+                yield self.report(
+                    ctx, f"onnx.checker (full): {message}; ONNX Runtime refuses the model",
+                    Location(f"{graph}/node[{index}]", node=node.name or None, op_type=node.op_type),
+                    engine="onnx.checker, full")
+
+
+_HALF = frozenset((TensorProto.FLOAT16, TensorProto.BFLOAT16))
+_FLOATS = _HALF | {TensorProto.FLOAT}
+
+
+def _mixed_precision(ctx: LintContext) -> bool:
+    """Whether the model holds both half-precision and float tensors (initializers and declarations): only
+    then can a node mix them the way FP16 converters with ``keep_io_types`` leave it, so only then does the
+    type check (one more inference pass, on the weight-free copy) run."""
+    seen: set[bool] = set()
+    for scope in ctx.scopes:
+        graph = scope.graph
+        seen.update(t.data_type in _HALF for t in graph.initializer if t.data_type in _FLOATS)
+        for values in (graph.input, graph.output, graph.value_info):
+            seen.update(v.type.tensor_type.elem_type in _HALF for v in values
+                        if v.type.tensor_type.elem_type in _FLOATS)
+        if len(seen) == 2:
+            return True
+    return False

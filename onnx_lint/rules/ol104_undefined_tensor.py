@@ -31,7 +31,7 @@ from onnx_lint.checker_errors import checker_verdict
 from onnx_lint.constants import node_label
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic, Location, Severity
-from onnx_lint.graphs import GraphScope
+from onnx_lint.graphs import defined_outside
 from onnx_lint.rule_api import Rule
 
 
@@ -50,7 +50,7 @@ class UndefinedTensor(Rule):
                 produced = scope.producers()
                 missing_by_node: dict[int, list[str]] = {}
                 for i, name in unresolved:
-                    if name not in produced and not _visible_outside(scope, name):
+                    if name not in produced and not defined_outside(scope, name):
                         missing_by_node.setdefault(i, []).append(name)
                 for i, missing in missing_by_node.items():
                     node = scope.graph.node[i]
@@ -61,19 +61,10 @@ class UndefinedTensor(Rule):
                         Location(f"{scope.path}/node[{i}]", node=node.name or None, tensor=missing[0],
                                  op_type=node.op_type))
             for i, value in enumerate(scope.graph.output):
-                if value.name not in defined and not _visible_outside(scope, value.name):
+                if (scope.path, value.name) in ctx.undefined_outputs:
                     yield self.report(
                         ctx,
                         f"graph output '{value.name}' is not produced by any node, and is not an input or "
                         "initializer; ONNX Runtime refuses the model",
                         Location(f"{scope.path}/output[{i}]", tensor=value.name))
 
-
-def _visible_outside(scope: GraphScope, name: str) -> bool:
-    """Whether an enclosing graph defines ``name`` (a subgraph may read outer-scope tensors)."""
-    parent = scope.parent
-    while parent is not None:
-        if name in parent.unresolved_reads()[1]:
-            return True
-        parent = parent.parent
-    return False

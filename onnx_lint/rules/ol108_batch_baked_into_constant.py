@@ -9,9 +9,18 @@ the first dim of the Reshape/Expand data input. A Reshape target of `0` (copy)
 or `-1` (infer) is dynamic and stays silent, and so is an Expand to 1 (which
 broadcasts).
 
+It also follows *computed* Reshape targets (a Concat of `Shape` slices and
+constants, as dynamo exports write `x.view(T, 1, 3, 192)`): with each dynamic
+input dim pinned to a prime of its own, twice, data propagation gives the
+target's value; where the Reshape's input then holds exactly `batch` times the
+elements of its target, the target drops the batch, wherever in the shape the
+baked 1 sits. What such a Reshape feeds runs only at batch 1, so OL002 does
+not propose a dynamic dim where an output declares 1 there.
+
 Only named batch dims are followed: an input declared with an empty first dim
-gives inference nothing to trace. Tile is not checked: its repeats multiply
-the batch legitimately as often as they bake it in.
+gives inference nothing to trace. Expand with a computed target is not
+followed. Tile is not checked: its repeats multiply the batch legitimately as
+often as they bake it in.
 
 ### Why does this matter?
 Tracing exporters record the shape they saw: `x.view(1, -1, 256)` or
@@ -36,14 +45,16 @@ code (e.g. `x.view(x.size(0), -1)`) or rewrite the constant by hand.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
+from onnx_lint.baked_batch import BakedReshape, batch_names
 from onnx_lint.constants import ConstantLookup, node_label
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.graphs import ROOT
 from onnx_lint.rule_api import Rule
-from onnx_lint.shapes import tensor_info
+from onnx_lint.shapes import format_dims, tensor_info
 
 _OPS = frozenset({"Reshape", "Expand"})
 
@@ -52,12 +63,14 @@ class BatchBakedIntoConstant(Rule):
     code = "OL108"
     name = "batch-baked-into-constant"
     severity = Severity.WARNING
-    summary = "A Reshape/Expand shape constant fixes the batch while the input batch is dynamic"
+    summary = "A Reshape/Expand constant, or a computed Reshape target, fixes the batch while it is dynamic"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
-        batch = _batch_names(ctx)
+        batch = batch_names(ctx.model)
         if not batch:
             return
+        for baked in ctx.baked_reshapes:
+            yield self._computed(ctx, baked)
         scope = ctx.scopes[0]
         assert scope.path == ROOT
         if _OPS.isdisjoint(scope.op_types()):
@@ -93,15 +106,18 @@ class BatchBakedIntoConstant(Rule):
                 engine="onnx",
             )
 
-
-def _batch_names(ctx: LintContext) -> set[str]:
-    """Named first dims of the main graph's inputs (initializers with a default value excluded)."""
-    initializers = {t.name for t in ctx.model.graph.initializer}
-    names = set()
-    for value in ctx.model.graph.input:
-        if value.name in initializers:
-            continue
-        info = tensor_info(value.type) if value.HasField("type") else None
-        if info and info.dims and isinstance(info.dims[0], str):
-            names.add(info.dims[0])
-    return names
+    def _computed(self, ctx: LintContext, baked: BakedReshape) -> Diagnostic:
+        node = baked.node
+        pins = "; ".join(f"at {baked.batch}={size} it holds {format_dims(data)} = {math.prod(data)} elements "  # type: ignore[arg-type]
+                         f"and the target says {format_dims(target)} = {math.prod(target)}"  # type: ignore[arg-type]
+                         for size, data, target in baked.runs)
+        return self.report(
+            ctx,
+            f"Reshape '{node_label(node)}' computes its target shape '{node.input[1]}' from the input's dims and "
+            f"constants, but the target leaves out the dynamic batch dim '{baked.batch}' of its input "
+            f"'{node.input[0]}' ({pins}): it runs only at {baked.batch}=1, and at any other batch size the "
+            "Reshape fails",
+            Location(f"{ROOT}/node[{baked.index}]", node=node.name or None, tensor=node.input[1],
+                     op_type=node.op_type),
+            engine="onnx, input dims pinned",
+        )

@@ -16,6 +16,15 @@ not flagged: they flush to zero with no effect worth a warning.
 Only what the file proves is reported: values stored in external data are not
 read (linting never opens weight files), and activations are not guessed.
 
+Not flagged, by design: the fill value of a `ConstantOfShape` (transformer
+exports write `torch.finfo(float32).min`, -3.4e38, or -1e9 there to build
+attention masks). ONNX Runtime's FP16 converter clamps it to -65504, and a
+masked softmax then gives what FP32 gives: measured on a masked attention
+(fill by `Where` and by an additive bias), outputs differ by at most 1.2e-7.
+Only rows where every position is masked (padding rows, whose output nothing
+reads) differ, by up to 0.83 with an additive bias. Flagging every decoder
+export for that would be noise.
+
 ### Why does this matter?
 FP16 conversion (onnxconverter-common, ONNX Runtime's float16 tools, the FP16
 stage of `onnx-lint quantize`, TensorRT's FP16 mode) casts every float

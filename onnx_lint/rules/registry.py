@@ -22,6 +22,8 @@ from onnx_lint.rules.ol105_duplicate_node_name import DuplicateNodeName
 from onnx_lint.rules.ol106_runtime_version import RuntimeVersionUnsupported
 from onnx_lint.rules.ol107_runtime_missing_kernel import RuntimeMissingKernel
 from onnx_lint.rules.ol108_batch_baked_into_constant import BatchBakedIntoConstant
+from onnx_lint.rules.ol109_duplicate_value_info import DuplicateValueInfo
+from onnx_lint.rules.ol110_orphan_value_info import OrphanValueInfo
 from onnx_lint.rules.ol201_fp16_overflow import Fp16Overflow
 from onnx_lint.rules.ol202_qdq_present import QdqPresent
 from onnx_lint.rules.ol203_qdq_invalid_scale import QdqInvalidScale
@@ -46,6 +48,8 @@ ALL_RULES: tuple[Rule, ...] = (
     RuntimeVersionUnsupported(),
     RuntimeMissingKernel(),
     BatchBakedIntoConstant(),
+    DuplicateValueInfo(),
+    OrphanValueInfo(),
     Fp16Overflow(),
     QdqPresent(),
     QdqInvalidScale(),

@@ -17,7 +17,7 @@ from typing import Any
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Location
 from onnx_lint.errors import FixError
-from onnx_lint.fixer import plan_fix, write_fix
+from onnx_lint.fixer import fix_linted
 from onnx_lint.graphs import ROOT
 from onnx_lint.linter import lint_file
 from onnx_lint.model_io import read_model
@@ -114,13 +114,11 @@ def fix_job(path: str, enabled: list[str], only: list[list] | None, runtime_chec
         problem = result.diagnostics[0].message if result.diagnostics else "; ".join(result.internal_errors)
         raise FixError(f"{path}: cannot be fixed: {problem}")
     keys = None if only is None else {tuple(k) for k in only}
-    plan = plan_fix(ctx, result.diagnostics, ALL_RULES, allowed, only=keys)
-    if plan is None:
-        return {"written": False, "fixed": [], "notes": [],
-                "diagnostics": [d.to_record() for d in result.diagnostics]}
-    notes = plan.notes + write_fix(ctx.loaded, plan, runtime_check=runtime_check)
-    return {"written": True, "fixed": [d.to_record() for d in plan.applied], "notes": notes,
-            "diagnostics": [d.to_record() for d in plan.relint]}
+    lint_notes = len(result.notes)  # the reply's notes are the fix's own
+    plan = fix_linted(result, ctx, ALL_RULES, allowed, write=True, runtime_check=runtime_check, only=keys)
+    return {"written": result.written, "fixed": [d.to_record() for d in result.fixed],
+            "notes": result.notes[lint_notes:],
+            "diagnostics": [d.to_record() for d in (plan.relint if plan else result.diagnostics)]}
 
 
 class EventProgress(Progress):
@@ -170,7 +168,7 @@ def quantize_job(path: str, output: str, options: dict, *, emit: Emit, cancelled
                                float(options["minCosine"]) if options.get("minCosine") is not None else None,
                                float(options.get("fallbackSeconds", 300.0)), bool(options.get("outputQdq", False)),
                                bool(options.get("int8OutputLayers", False)),
-                               bool(options.get("int8SmallLayers", False)))
+                               bool(options.get("int8SmallLayers", False)), force=options.get("force") is True)
     report = quantize_model(source, target, samples, settings, ALL_RULES, EventProgress(emit, cancelled),
                             calibration=calibration)
     if calibration["random"]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lsprotocol import types as lsp
@@ -26,7 +26,7 @@ from pygls.uris import from_fs_path
 from onnx_lint.diagnostics import Diagnostic
 from onnx_lint.errors import ConfigError, ModelLoadError
 from onnx_lint.file_result import is_unreadable, unreadable_diagnostic
-from onnx_lint.model_file import stat_model_file
+from onnx_lint.model_file import check_wire, stat_model_file
 from onnx_lint.rules import CODES
 from onnx_lint.server.capabilities import ResolvedClientCapabilities
 from onnx_lint.server.convert import model_file_uri, to_lsp, view_uri
@@ -93,7 +93,10 @@ class Session:
 
     def selection(self, path: Path) -> RuleSelection:
         """The rules for ``path`` from the settings index (no configuration file is read when it is known)."""
-        return self.index.selection(path, self.settings, ALL_CODES)
+        selection = self.index.selection(path, self.settings, ALL_CODES)
+        if not self.settings.workspace_trusted:  # an untrusted model is never run
+            selection = replace(selection, runtime_probe=False)
+        return selection
 
     async def outcome(self, path: Path) -> Outcome:
         """The current outcome for a file: from the cache, or from a lint already running, or a new lint."""
@@ -131,6 +134,7 @@ class Session:
             self.track(path).stat = stat  # recorded first, so polling sees a refused file change too
         try:  # refuse what stat alone can refuse: hashing a FIFO would block, a 2 GiB file would crawl
             stat_model_file(path)
+            check_wire(path)  # and what a few bytes refuse: 2 GiB of zeros is not hashed either
         except ModelLoadError as exc:
             problem_id = hashlib.blake2b(exc.problem.encode(), digest_size=10).hexdigest()  # a result id per problem
             return Outcome(problem_id, enabled, [unreadable_diagnostic(str(path), exc.problem)])

@@ -6,6 +6,13 @@ other editors send the keys directly). As in ruff's server, the editor's
 select/ignore are a layer on top of the nearest ``onnx-lint.toml`` /
 ``pyproject.toml [tool.onnx-lint]`` of the file, like the command line's
 options are.
+
+Workspace trust is not a setting: a workspace's own settings file must not be able to
+grant it. The client says whether the workspace is trusted with a top-level
+``workspaceTrusted`` key of the payload (beside ``settings``, never inside the
+``onnxLint`` section that VS Code fills from settings files). In an untrusted workspace
+the server lints statically only: no model is run (no runtime probe, no ONNX Runtime
+check) and nothing is written (no fix, no quantize).
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ class ServerSettings:
     runtime_check: bool = True
     lint_timeout: float = 300.0
     quantize: Mapping[str, Any] = field(default_factory=dict)
+    workspace_trusted: bool = True
 
     @classmethod
     def from_client(cls, raw: Any, base: ServerSettings | None = None) -> ServerSettings:
@@ -54,11 +62,15 @@ class ServerSettings:
         base = base or cls()
         if not isinstance(raw, Mapping):
             return base
+        changes: dict[str, Any] = {}
+        if "workspaceTrusted" in raw:  # top level only: see the module's docstring
+            if not isinstance(raw["workspaceTrusted"], bool):
+                raise ConfigError("'workspaceTrusted' must be true or false")
+            changes["workspace_trusted"] = raw["workspaceTrusted"]
         if isinstance(raw.get("settings"), Mapping):  # {"settings": {...}}, a common initializationOptions shape
             raw = raw["settings"]
         if isinstance(raw.get(SECTION), Mapping):  # VS Code's section
             raw = raw[SECTION]
-        changes: dict[str, Any] = {}
         for key, attr in (("select", "select"), ("extendSelect", "extend_select"), ("ignore", "ignore")):
             if key in raw:
                 changes[attr] = _codes(raw[key], key)
@@ -77,6 +89,14 @@ class ServerSettings:
                 raise ConfigError("setting 'quantize' must be an object")
             changes["quantize"] = {k: v for k, v in raw["quantize"].items() if k in QUANTIZE_KEYS}
         return replace(base, **changes)
+
+    @property
+    def untrusted_reason(self) -> str | None:
+        """Why nothing runs or is written (``None`` in a trusted workspace)."""
+        if self.workspace_trusted:
+            return None
+        return ("static lint only: this workspace is not trusted, so onnx-lint runs no model "
+                "(no runtime probe, no ONNX Runtime check) and writes no file (no fix, no quantize)")
 
     def layered(self, settings: Settings) -> Settings:
         """The editor's selectors as a layer on top of a configuration file's settings."""

@@ -73,8 +73,14 @@ def _describe_exit(code: int | None) -> str:
     return f"it exited with status {code}"
 
 
-def _serve(conn: multiprocessing.connection.Connection, cancel: Any) -> None:
-    """The child's loop: run each job it is sent, send back events and the outcome."""
+def _serve(conn: multiprocessing.connection.Connection, cancel: Any, server: int) -> None:
+    """The child's loop: run each job it is sent, send back events and the outcome.
+
+    It dies with the server (``server`` is its pid), even in the middle of a job.
+    """
+    from onnx_lint.sandbox import die_with_parent
+
+    die_with_parent(server)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     import onnx_lint.server.jobs  # noqa: F401  (warm: the first lint should not pay the imports)
@@ -105,7 +111,7 @@ class Worker:
 
     def _start(self) -> None:
         parent, child = _CONTEXT.Pipe()
-        self.process = _CONTEXT.Process(target=_serve, args=(child, self._cancel), daemon=True,
+        self.process = _CONTEXT.Process(target=_serve, args=(child, self._cancel, os.getpid()), daemon=True,
                                         name="onnx-lint-worker")
         self.process.start()
         child.close()

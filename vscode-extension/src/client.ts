@@ -1,6 +1,8 @@
 import { execFile } from "child_process";
 import * as vscode from "vscode";
-import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions } from "vscode-languageclient/node";
+import {
+  DidChangeConfigurationNotification, ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions,
+} from "vscode-languageclient/node";
 import { chooseInterpreter, installCommand, Interpreter, PROBE_ARGUMENTS, serverArguments } from "./interpreter";
 import { serverSettings } from "./settings";
 
@@ -72,7 +74,8 @@ export class ServerConnection implements vscode.Disposable {
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: "file", pattern: "**/*.onnx" }, { scheme: VIEW_SCHEME }],
       outputChannel: this.output,
-      initializationOptions: { settings: serverSettings(config) },
+      // Trust travels beside the settings, never inside the onnxLint section a workspace's settings file fills.
+      initializationOptions: { settings: serverSettings(config), workspaceTrusted: vscode.workspace.isTrusted },
       synchronize: { configurationSection: "onnxLint" },
       // The client pulls for the textual views; the model view fills the Problems panel for models.
       diagnosticPullOptions: {
@@ -97,6 +100,11 @@ export class ServerConnection implements vscode.Disposable {
     await this.client.start();
     this.started.fire();
     return true;
+  }
+
+  /** Tell the server the workspace became trusted: it then runs models again (runtime probe, checks). */
+  async grantTrust(): Promise<void> {
+    await this.client?.sendNotification(DidChangeConfigurationNotification.type, { settings: { workspaceTrusted: true } });
   }
 
   async restart(): Promise<void> {

@@ -78,7 +78,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await server.restart();
       await models.refresh();
     }),
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void models.refresh()),
+    vscode.workspace.onDidGrantWorkspaceTrust(async () => {
+      await server.grantTrust();
+      await models.refresh();
+    }),
     vscode.window.tabGroups.onDidChangeTabs(viewTabsChanged),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       if (event.affectsConfiguration("onnxLint.interpreter") || event.affectsConfiguration("onnxLint.serverArgs")) {

@@ -35,6 +35,7 @@ export async function quantize(server: ServerConnection, model: vscode.Uri): Pro
     }
   }
   let output = config.get<string>("output") || undefined;
+  let confirmed = false;  // the save dialog asks before it returns an existing file; a setting never replaces one
   if (!output) {
     const proposed = vscode.Uri.file(path.join(path.dirname(model.fsPath), `${path.basename(model.fsPath, ".onnx")}.int8-fp16.onnx`));
     const picked = await vscode.window.showSaveDialog({ defaultUri: proposed, filters: { "ONNX model": ["onnx"] } });
@@ -42,8 +43,9 @@ export async function quantize(server: ServerConnection, model: vscode.Uri): Pro
       return undefined;
     }
     output = picked.fsPath;
+    confirmed = true;
   }
-  const options: Record<string, unknown> = { output };
+  const options: Record<string, unknown> = { output, force: confirmed };
   if (calibrationData) {
     options.calibrationData = calibrationData;
   }

@@ -158,6 +158,10 @@ function graphSection(state: ViewState): string {
   </section>`;
 }
 
+/** What the model view says in an untrusted workspace (the server lints statically only). */
+export const RESTRICTED = "Static lint only: this workspace is not trusted, so onnx-lint runs no model " +
+  "(no runtime probe, no ONNX Runtime check) and writes no file (no fix, no quantize).";
+
 /** The whole page; `resources.cspSource` is the only origin scripts and styles may come from. */
 export function renderView(state: ViewState, resources: PageResources): string {
   const s = state.summary;
@@ -191,6 +195,7 @@ export function renderView(state: ViewState, resources: PageResources): string {
       <button id="show-text" class="secondary" data-action="showText">Show model as text</button>
     </div>
   </header>
+  ${state.trusted ? "" : `<p class="restricted" role="note">${escapeHtml(RESTRICTED)}</p>`}
   ${state.busy ? `<p class="busy" role="status">${escapeHtml(state.busy)}</p>` : ""}
   ${state.error ? `<p class="failure" role="alert">${escapeHtml(state.error)}</p>` : ""}
   <section aria-labelledby="problems-title"><h2 id="problems-title">Problems</h2>

@@ -91,6 +91,8 @@ test("an untrusted workspace gets no enabled button that writes", () => {
   assert.match(html, /<button id="fix-all" data-action="fixAll" disabled/);
   assert.match(html, /<button id="quantize" class="secondary" data-action="quantize" disabled/);
   assert.match(html, /<button class="fix" data-action="fix" data-index="0" disabled/);
+  assert.match(html, /<p class="restricted" role="note">Static lint only: this workspace is not trusted/);
+  assert.doesNotMatch(renderView(state, resources), /class="restricted"/);
 });
 
 test("a clean model says so and Fix all is disabled", () => {

@@ -9,6 +9,7 @@ stop at its next step and killed if it has not stopped within the grace period.
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from onnx_lint.server.api.common import (
     request_failed,
 )
 from onnx_lint.server.convert import model_file_uri, quick_fix_title, to_lsp
+from onnx_lint.server.output_path import OutputRefused, quantize_output
 from onnx_lint.server.session import Session
 from onnx_lint.server.workers import CANCEL_GRACE_S, JobFailed, Worker, WorkerCrashed
 from onnx_lint.server.workers import jobs_by_name as jobs
@@ -42,8 +44,8 @@ def _wants(only: list[str] | None, kind: str) -> bool:
 async def code_actions(session: Session, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     """One quick fix per fixable diagnostic in range (or asked for), and one fix-all."""
     path, is_view = model_path(params.text_document.uri)
-    if path is None:
-        return []
+    if path is None or not session.settings.workspace_trusted:
+        return []  # an untrusted workspace is never written to
     outcome, view = await session.view(path) if is_view else (await session.outcome(path), None)
     model_uri = model_file_uri(path)
     asked = {tuple(d.data["key"]) for d in params.context.diagnostics
@@ -71,8 +73,17 @@ async def code_actions(session: Session, params: lsp.CodeActionParams) -> list[l
     return actions
 
 
+def refuse_untrusted(session: Session, what: str) -> None:
+    """An untrusted workspace gets a static lint only: no command that runs a model or writes a file."""
+    reason = session.settings.untrusted_reason
+    if reason is not None:
+        session.tell(f"onnx-lint does not {what} in an untrusted workspace", lsp.MessageType.Warning)
+        raise request_failed(f"cannot {what}: {reason}")
+
+
 async def fix(session: Session, path: Path, only: list[list] | None) -> dict:
     """Fix all (``only`` None) or the listed findings of a model; show the new diagnostics."""
+    refuse_untrusted(session, "fix")
     try:
         selection = session.selection(path)
         data = await session.pool.run(jobs.fix_job, str(path), list(selection.enabled), only,
@@ -158,12 +169,16 @@ class _QuantizeProgress:
 
 async def quantize(session: Session, path: Path, options: dict[str, Any]) -> dict:
     """Quantize a model to a new file in a worker of its own, with progress and cancel."""
+    refuse_untrusted(session, "quantize")
     merged = {**session.settings.quantize, **options}
-    output = Path(merged.pop("output", None) or path.with_name(f"{path.stem}.int8-fp16.onnx"))
-    if not output.is_absolute():
-        output = path.parent / output
-    if output.resolve() == path.resolve():
-        raise request_failed("the output must be a new file; the model itself is never changed")
+    try:
+        output = quantize_output(path, merged.pop("output", None) or None, session.index.folder_of(path))
+    except OutputRefused as exc:
+        raise request_failed(str(exc)) from None
+    merged["force"] = options.get("force") is True  # only the command itself, never a setting, may replace a file
+    if not merged["force"] and os.path.lexists(output):
+        raise request_failed(f"{output} already exists; quantize replaces a file only when the command says "
+                             "force: true; nothing was written")
     progress = _QuantizeProgress(session, f"Quantize {path.name} to INT8+FP16")
     await progress.begin()
     worker = Worker()

@@ -13,7 +13,7 @@ from lsprotocol import types as lsp
 from lsprotocol.converters import get_converter
 
 from onnx_lint.file_result import is_unreadable
-from onnx_lint.rules import rule_explanation
+from onnx_lint.rules import rule_explanation, rule_url
 from onnx_lint.server.api.common import (
     OnnxLintServer,
     invalid_params,
@@ -49,7 +49,9 @@ def register(server: OnnxLintServer) -> None:
         for diagnostic in outcome.diagnostics:
             if range_overlaps(to_lsp(diagnostic, "", view, session.capabilities.utf16).range, here):
                 explanation = rule_explanation(diagnostic.code) or ""
-                parts.append(f"**{diagnostic.code}** {diagnostic.message}\n\n" + explanation)
+                url = rule_url(diagnostic.code)
+                more = f"\n\n[{diagnostic.code} on the docs site]({url})" if url else ""
+                parts.append(f"**{diagnostic.code}** {diagnostic.message}\n\n" + explanation + more)
         if not parts:
             return None
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))
@@ -75,7 +77,8 @@ def register(server: OnnxLintServer) -> None:
         outcome = await session.outcome(path)
         uri = model_file_uri(path)
         return {"uri": uri, "summary": outcome.summary,
-                "diagnostics": _as_json(session.diagnostics_for(outcome, uri, path, None))}
+                "diagnostics": _as_json(session.diagnostics_for(outcome, uri, path, None)),
+                "trusted": session.settings.workspace_trusted, "restricted": session.settings.untrusted_reason}
 
     @server.command("onnx-lint.findingGraph")
     async def finding_graph(ls: OnnxLintServer, *arguments: Any) -> dict:
