@@ -71,7 +71,8 @@ def test_khmersm_onnxslim_twin_keeps_its_constant_target_finding(cli, tmp_path):
     onnx.save(onnxslim.slim(str(source)), twin, save_as_external_data=True, location="slim.onnx.data")
     assert _runs(twin, _tokens(1, 7)) is None and _runs(twin, _tokens(2, 7)) is not None
     found = _codes(cli, twin)
-    assert {d["code"] for d in found} == {"OL108"}
+    # onnxslim also writes value_info entries twice (OL109's finding); no OL002 proposes a dynamic batch.
+    assert {d["code"] for d in found} == {"OL108", "OL109"}
     assert any("constant target shape" in d["message"] and "[1, 1, 1, -1]" in d["message"] for d in found)
 
 
