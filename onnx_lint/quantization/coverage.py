@@ -47,9 +47,12 @@ def node_macs(node: onnx.NodeProto, shapes: dict[str, list[int]], weights: dict[
 
 
 def int8_coverage(fp32: onnx.ModelProto, written: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]],
-                  kept_in_float: Sequence[dict]) -> dict:
-    """The INT8 share of the compute nodes' multiply-accumulates, per op type, and the FP16 ones with why."""
-    shapes = inferred_shapes(fp32, input_shapes)
+                  kept_in_float: Sequence[dict], inferred: dict[str, list[int]] | None = None) -> dict:
+    """The INT8 share of the compute nodes' multiply-accumulates, per op type, and the FP16 ones with why.
+
+    ``inferred`` is ``inferred_shapes(fp32, input_shapes)`` where the caller has it already (the pipeline
+    infers once for placement and this report)."""
+    shapes = inferred if inferred is not None else inferred_shapes(fp32, input_shapes)
     weights = {i.name: tuple(i.dims) for i in fp32.graph.initializer}
     dequantized = {o for n in written.graph.node if n.op_type == "DequantizeLinear" for o in n.output}
     int8 = {n.name for n in written.graph.node

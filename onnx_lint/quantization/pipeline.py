@@ -31,7 +31,7 @@ from onnx_lint.progress import Cancelled, Progress
 from onnx_lint.quantization.build import Build, BuildError, BuildSettings, build, save
 from onnx_lint.quantization.calibration import Sample, input_specs
 from onnx_lint.quantization.coverage import int8_coverage
-from onnx_lint.quantization.placement import HEAD_OPS, no_int8_gain, output_layers
+from onnx_lint.quantization.placement import HEAD_OPS, inferred_shapes, no_int8_gain, output_layers
 from onnx_lint.quantization.ranges import calibrate
 from onnx_lint.quantization.sensitivity import rank_nodes, unit_of
 from onnx_lint.quantization.validation import (
@@ -307,7 +307,9 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
             reference = run_in_process(fp32, checked)  # as safe as calibration, which just ran it here
         except RuntimeFailure as exc:
             raise _not_runnable(source, exc, diagnostics) from None
-        first_excluded = frozenset(excluded) | _kept_fp16(model, op_types, excluded, samples, options, report)
+        shapes = inferred_shapes(model, _sample_shapes(samples))  # placement and the coverage report share them
+        first_excluded = frozenset(excluded) | _kept_fp16(model, op_types, excluded, samples, shapes, options,
+                                                          report)
         method, cache = next(iter(caches.items()))
         settings = BuildSettings(method, op_types, options.per_channel, options.keep_io_types,
                                  external, int8, output_qdq=options.output_qdq,
@@ -324,7 +326,7 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
                                          progress):
                 best, outputs = _fallback(builder, caches, best, outputs, options, report, progress)
         report.outputs = outputs
-        report.coverage = int8_coverage(model, best.model, _sample_shapes(samples), report.kept_in_float)
+        report.coverage = int8_coverage(model, best.model, _sample_shapes(samples), report.kept_in_float, shapes)
         broken = [o for o in outputs if not o.finite]
         if broken:
             raise QuantizeError(_non_finite_message(broken, len(checked), model))
@@ -368,16 +370,15 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
 
 
 def _kept_fp16(model: onnx.ModelProto, op_types: list[str], excluded: set[str], samples: list[Sample],
-               options: QuantizeOptions, report: QuantizeReport) -> frozenset[str]:
+               shapes: dict[str, list[int]], options: QuantizeOptions, report: QuantizeReport) -> frozenset[str]:
     """Nodes placement.py keeps FP16: layers INT8 cannot speed up and output layers, each group unless it
     would leave no Conv/MatMul/Gemm in INT8 (a one-layer model keeps its INT8)."""
     kept: set[str] = set()
     groups = []
     if not options.int8_small_layers:
-        shapes = _sample_shapes(samples)
         groups.append(("no INT8 gain: a matrix-vector product, or too few channels for INT8 kernels (ModelOpt's "
                        "and TensorRT's rules; --int8-small-layers quantizes them)",
-                       no_int8_gain(model, shapes, op_types)))
+                       no_int8_gain(model, _sample_shapes(samples), op_types, inferred=shapes)))
     if not options.int8_output_layers:
         groups.append(("output layer: its INT8 rounding would reach the model's output undiluted "
                        "(--int8-output-layers quantizes it)",

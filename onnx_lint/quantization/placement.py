@@ -39,7 +39,7 @@ MIN_CONV_CHANNELS = 16
 
 
 def no_int8_gain(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]],
-                 op_types: Collection[str]) -> list[str]:
+                 op_types: Collection[str], *, inferred: dict[str, list[int]] | None = None) -> list[str]:
     """Names of the MatMul/Gemm and Conv nodes INT8 cannot speed up (module docstring), at these input shapes.
 
     Shapes come from ONNX's inference with the inputs pinned to the calibration
@@ -47,7 +47,9 @@ def no_int8_gain(model: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]
     """
     wanted = set(op_types)
     weights = {i.name: tuple(i.dims) for i in model.graph.initializer}
-    shapes = inferred_shapes(model, input_shapes) if wanted & {"MatMul", "Gemm"} else {}
+    if inferred is None:  # ``inferred``: ``inferred_shapes(model, input_shapes)``, when the caller has it already
+        inferred = inferred_shapes(model, input_shapes) if wanted & {"MatMul", "Gemm"} else {}
+    shapes = inferred
     found = []
     for node in model.graph.node:
         if node.op_type not in wanted or not node.name:
