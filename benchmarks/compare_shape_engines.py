@@ -26,8 +26,8 @@ import json, resource, sys, time
 sys.path.insert(0, sys.argv[3])
 import onnx
 engine, path = sys.argv[1], sys.argv[2]
-from onnx_lint.model_io import read_model
-from onnx_lint.inference import strip_model, swap_heavy_initializers
+from onnx_lint.model.io import read_model
+from onnx_lint.engines.inference import strip_model, swap_heavy_initializers
 loaded = read_model(path)
 model = loaded.fresh_copy()
 strip_model(model, loaded.scope_paths)
@@ -37,7 +37,7 @@ start = time.perf_counter()
 answer, error = {}, None
 try:
     if engine == "ort":
-        from onnx_lint.symbolic import run_symbolic_inference
+        from onnx_lint.engines.symbolic import run_symbolic_inference
         out = run_symbolic_inference(model)
         if isinstance(out, str):
             error = out

@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from real_models import all_real_models  # noqa: E402
 
-from onnx_lint import inference  # noqa: E402
-from onnx_lint.linter import lint_file  # noqa: E402
+from onnx_lint.engines import inference  # noqa: E402
+from onnx_lint.lint.linter import lint_file  # noqa: E402
 from onnx_lint.rules import ALL_RULES  # noqa: E402
 
 _spent: dict[str, float] = defaultdict(float)

@@ -30,9 +30,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import models  # noqa: E402
 
-from onnx_lint import context, inference  # noqa: E402
-from onnx_lint.context import LintContext  # noqa: E402
-from onnx_lint.model_io import read_model  # noqa: E402
+from onnx_lint.engines import inference  # noqa: E402
+from onnx_lint.lint import context  # noqa: E402
+from onnx_lint.lint.context import LintContext  # noqa: E402
+from onnx_lint.model.io import read_model  # noqa: E402
 
 _calls: Counter[str] = Counter()
 _spent: Counter[str] = Counter()

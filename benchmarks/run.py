@@ -259,7 +259,7 @@ start = time.perf_counter()
 if sys.argv[1] == "package":
     from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
 else:
-    from onnx_lint.ort_symbolic import symbolic_shape_infer
+    from onnx_lint.engines.ort_symbolic_loader import symbolic_shape_infer
     symbolic_shape_infer()
 print(time.perf_counter() - start, "torch" in sys.modules)
 """

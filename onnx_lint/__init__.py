@@ -12,11 +12,10 @@ The Python API (``check``, ``fix``, ``quantize``) runs what the command line run
 Importing this package imports neither onnx nor onnxruntime; each function does when called.
 """
 
-__version__ = "0.1.0"
-
 from onnx_lint.api import FixResult, Report, check, fix, quantize  # noqa: E402
-from onnx_lint.diagnostics import Diagnostic, Fix, Location, Severity  # noqa: E402
-from onnx_lint.errors import FixError, ModelLoadError, OnnxLintError  # noqa: E402
+from onnx_lint.base.errors import FixError, ModelLoadError, OnnxLintError  # noqa: E402
+from onnx_lint.base.version import __version__  # noqa: E402
+from onnx_lint.lint.diagnostics import Diagnostic, Fix, Location, Severity  # noqa: E402
 
 __all__ = [
     "Diagnostic",

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from onnx_lint.diagnostics import Diagnostic
-from onnx_lint.errors import OnnxLintError
+from onnx_lint.base.errors import OnnxLintError
+from onnx_lint.lint.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
     import onnx
@@ -82,7 +82,7 @@ def check(model_or_path: ModelOrPath, *, select: Selectors = None, ignore: Selec
     ``OL000`` diagnostic, as on the command line. ``runtime_probe=False`` never runs the model in
     ONNX Runtime. Raises ``OnnxLintError`` for an unknown selector or an internal error.
     """
-    from onnx_lint.linter import lint_file
+    from onnx_lint.lint.linter import lint_file
     from onnx_lint.rules import ALL_RULES
 
     enabled = _enabled(select, ignore)
@@ -104,10 +104,10 @@ def fix(model_or_path: ModelOrPath, *, select: Selectors = None, ignore: Selecto
     """
     import onnx
 
-    from onnx_lint.errors import ModelLoadError
-    from onnx_lint.file_result import is_unreadable
-    from onnx_lint.fixer import fix_linted
-    from onnx_lint.linter import lint_file
+    from onnx_lint.base.errors import ModelLoadError
+    from onnx_lint.fix.fixer import fix_linted
+    from onnx_lint.lint.file_result import is_unreadable
+    from onnx_lint.lint.linter import lint_file
     from onnx_lint.rules import ALL_RULES
 
     enabled = _enabled(select, ignore)
@@ -141,9 +141,9 @@ def quantize(model_or_path: ModelOrPath, output: str | os.PathLike[str], *,
     ``output`` is refused unless ``force``.
     Needs ONNX Runtime (``pip install 'onnx-lint[runtime]'``).
     """
-    from onnx_lint.progress import Progress
+    from onnx_lint.base.progress import Progress
+    from onnx_lint.quantization.from_file import RANDOM_WARNING, quantize_file
     from onnx_lint.quantization.pipeline import QuantizeError, QuantizeOptions
-    from onnx_lint.quantize_cli import RANDOM_WARNING, quantize_file
 
     options = QuantizeOptions(calibration_method, tuple(op_types) if op_types else None, tuple(exclude_nodes),
                               per_channel, keep_io_types, max(0, validation_samples), min_cosine,
@@ -166,7 +166,7 @@ def quantize(model_or_path: ModelOrPath, output: str | os.PathLike[str], *,
 
 def _enabled(select: Selectors, ignore: Selectors):
     """The rule filter for ``select``/``ignore``, with the command line's semantics (and its errors)."""
-    from onnx_lint.config import Settings, merge_cli
+    from onnx_lint.lint.config import Settings, merge_cli
     from onnx_lint.rules import CODES
 
     settings = merge_cli(Settings(), select=_codes(select), ignore=_codes(ignore))
@@ -223,8 +223,8 @@ def _model_file(model_or_path: ModelOrPath, base_path: str | os.PathLike[str] | 
 def _has_external_data(model: onnx.ModelProto) -> bool:
     import onnx
 
-    from onnx_lint.graphs import iter_scopes
-    from onnx_lint.model_io import iter_tensors
+    from onnx_lint.model.graphs import iter_scopes
+    from onnx_lint.model.io import iter_tensors
 
     return any(tensor.data_location == onnx.TensorProto.EXTERNAL
                for _kind, tensor in iter_tensors(list(iter_scopes(model))))

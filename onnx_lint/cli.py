@@ -16,8 +16,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from onnx_lint import __version__
-from onnx_lint.errors import ConfigError, OnnxLintError
+from onnx_lint.base.errors import ConfigError, OnnxLintError
+from onnx_lint.base.version import __version__
 
 SUBCOMMANDS = ("check", "rule", "list-rules", "server", "quantize", "version")
 DEFAULT_EXCLUDES = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".onnx-lint-cache", ".venv", "venv"}
@@ -123,7 +123,7 @@ def _run_extension(command: str, argv: list[str]) -> int:
     """``server`` and ``quantize`` live in their own modules, imported only when asked for."""
     import importlib
 
-    module = {"server": "onnx_lint.server.cli", "quantize": "onnx_lint.quantize_cli"}[command]
+    module = {"server": "onnx_lint.server.cli", "quantize": "onnx_lint.commands.quantize"}[command]
     try:
         entry = importlib.import_module(module)
     except ModuleNotFoundError as exc:
@@ -139,8 +139,8 @@ def _run_extension(command: str, argv: list[str]) -> int:
 # -- rule documentation ------------------------------------------------------------------
 def _rule_docs():
     """Rule metadata for the formats, from the generated catalog: no rule module (nor onnx) is imported."""
-    from onnx_lint.diagnostics import Severity
     from onnx_lint.formats import RuleDoc
+    from onnx_lint.lint.diagnostics import Severity
     from onnx_lint.rules import CATALOG
 
     return {code: RuleDoc(code, name, summary, Severity(severity), fixable, url)
@@ -263,7 +263,7 @@ def _split(value: str | None) -> tuple[str, ...] | None:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from onnx_lint.config import Settings, find_config, load_config, merge_cli
+    from onnx_lint.lint.config import Settings, find_config, load_config, merge_cli
     from onnx_lint.rules import CODES
 
     if args.fix and args.diff:
@@ -277,7 +277,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     files, missing = discover(args.paths)
     root = config_path.parent if config_path else Path.cwd()
     if args.shard:
-        from onnx_lint.shard import in_shard, parse_shard
+        from onnx_lint.commands.shard import in_shard, parse_shard
 
         shard = parse_shard(args.shard)
         files = [path for path in files if in_shard(path, root, shard)]
@@ -292,7 +292,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         for path in files
     ]
     results = _run_jobs(jobs, args.jobs)
-    from onnx_lint.file_result import FileResult, unreadable_diagnostic
+    from onnx_lint.lint.file_result import FileResult, unreadable_diagnostic
 
     for raw in missing:
         results.append(FileResult(Path(raw), raw, [unreadable_diagnostic(raw, "no such file or folder")],
@@ -320,10 +320,10 @@ def _run_jobs(jobs: list[Job], requested: int) -> list:
 
         fork = sys.platform.startswith("linux")
         if fork:  # import once here: forked workers inherit it instead of each paying for it
-            import onnx_lint.fixer
+            import onnx_lint.fix.fixer
             import onnx_lint.rules.registry  # noqa: F401
         context = multiprocessing.get_context("fork" if fork else "spawn")
-        from onnx_lint.sandbox import die_with_parent
+        from onnx_lint.engines.sandbox import die_with_parent
 
         # A worker dies with the CLI (its probe children die with it in turn), even on SIGKILL.
         with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=die_with_parent,
@@ -337,14 +337,14 @@ def _run_jobs(jobs: list[Job], requested: int) -> list:
 def _cache(job: Job):
     if not job.cache_root:
         return None  # --no-cache: not even the module (its version lookups cost 20 ms)
-    from onnx_lint.cache import LintCache
+    from onnx_lint.commands.cache import LintCache
 
     return LintCache(job.cache_root, job.fingerprint + repr(sorted(job.enabled)))
 
 
 def cached_result(job: Job):
     """The file's result from the cache, or None when it must be linted (or has something to fix)."""
-    from onnx_lint.file_result import FileResult, is_unreadable
+    from onnx_lint.lint.file_result import FileResult, is_unreadable
 
     if job.timings:
         return None  # a timed run lints every file
@@ -359,7 +359,7 @@ def process_job(job: Job):
     """Lint one file that the cache could not answer, then fix or diff it as asked (timed if asked)."""
     if not job.timings:
         return _process_job(job)
-    from onnx_lint.timings import recording
+    from onnx_lint.base.timings import recording
 
     with recording() as clock:
         result = _process_job(job)
@@ -368,15 +368,15 @@ def process_job(job: Job):
 
 
 def _process_job(job: Job):
-    from onnx_lint.file_result import FileResult
-    from onnx_lint.timings import IMPORTS, step
+    from onnx_lint.base.timings import IMPORTS, step
+    from onnx_lint.lint.file_result import FileResult
 
     enabled = job.enabled.__contains__
     cache = _cache(job)
     with step(IMPORTS):  # only a cache miss pays for onnx and the rules
-        from onnx_lint.errors import FixError
-        from onnx_lint.fixer import fix_linted, text_diff
-        from onnx_lint.linter import lint_file
+        from onnx_lint.base.errors import FixError
+        from onnx_lint.fix.fixer import fix_linted, text_diff
+        from onnx_lint.lint.linter import lint_file
         from onnx_lint.rules import ALL_RULES
 
     try:
@@ -438,7 +438,7 @@ def _report(args: argparse.Namespace, results: list, root: Path) -> int:
 
 def _print_timings(results: list, how: str) -> None:
     """Where the time went, on stderr so that stdout stays the chosen format: a table, or one JSON object."""
-    from onnx_lint.timings import summed, table
+    from onnx_lint.base.timings import summed, table
 
     timed = [r for r in results if r.timings is not None]
     total = summed([r.timings for r in timed])

@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from onnx_lint.links import rule_page_url  # noqa: E402
-from onnx_lint.rule_api import Rule  # noqa: E402
+from onnx_lint.base.links import rule_page_url  # noqa: E402
+from onnx_lint.lint.rule_api import Rule  # noqa: E402
 from onnx_lint.rules import ALL_RULES  # noqa: E402
 
 START, END = "<!-- rules:start -->", "<!-- rules:end -->"

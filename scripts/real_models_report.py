@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from real_models import all_real_models  # noqa: E402
 
-from onnx_lint.linter import lint_file  # noqa: E402
+from onnx_lint.lint.linter import lint_file  # noqa: E402
 from onnx_lint.rules import ALL_RULES  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""Functions a budgeted child runs in the tests (``onnx_lint.budgeted`` imports them by name)."""
+"""Functions a budgeted child runs in the tests (``onnx_lint.engines.budgeted`` imports them by name)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from conftest import REPO, run_process
 
 import onnx_lint
 from examples import defects
-from onnx_lint.errors import ConfigError
+from onnx_lint.base.errors import ConfigError
 
 
 def _cli_json(paths: list[Path], *extra: str, cwd: Path) -> list[dict]:

@@ -22,8 +22,8 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 from examples.defects import IR_VERSION, OPSET
-from onnx_lint.budgeted import run_in_child
-from onnx_lint.shapes import tensor_info
+from onnx_lint.engines.budgeted import run_in_child
+from onnx_lint.model.shapes import tensor_info
 
 TESTS = Path(__file__).resolve().parent
 TINY = "0.001"
@@ -147,7 +147,7 @@ def _wait_for(condition, seconds: float = 60.0) -> bool:
 
 _PARENT = """
 import sys
-from onnx_lint.budgeted import run_in_child
+from onnx_lint.engines.budgeted import run_in_child
 print("started", flush=True)
 run_in_child("budget_targets:sleep_forever", b"", 3600)
 """
@@ -201,7 +201,7 @@ def test_a_dim_expression_too_long_to_check_becomes_a_fresh_symbol():
     """Concat along a dim of 40 inputs, each with a dynamic dim of its own: ORT's engine would carry
     their 40-term sum onward (and hand it to sympy at every Slice); capped, it is one fresh symbol."""
     pytest.importorskip("sympy")
-    from onnx_lint.symbolic import MAX_DIM_CHARS, run_symbolic_inference
+    from onnx_lint.engines.symbolic import MAX_DIM_CHARS, run_symbolic_inference
 
     names = [f"input_number_{i:02d}" for i in range(40)]
     graph = h.make_graph(

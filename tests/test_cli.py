@@ -245,7 +245,7 @@ def test_a_warm_cache_answers_with_fixable_findings_without_linting(cli, project
     def no_lint(*args, **kwargs):
         raise AssertionError("linted although the cache holds the answer")
 
-    monkeypatch.setattr("onnx_lint.linter.lint_file", no_lint)
+    monkeypatch.setattr("onnx_lint.lint.linter.lint_file", no_lint)
     assert cli("check", "models", "--output-format", "json", "--jobs", "1", cwd=project).json() == first
 
 

@@ -12,8 +12,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from onnx_lint.config import Settings, find_config, glob_match, load_config, merge_cli
-from onnx_lint.errors import ConfigError
+from onnx_lint.base.errors import ConfigError
+from onnx_lint.lint.config import Settings, find_config, glob_match, load_config, merge_cli
 
 ALL = ("OL000", "OL001", "OL002", "OL003", "OL007", "OL101")
 DEFAULT = ("OL000", "OL001", "OL002", "OL003", "OL007")

@@ -18,7 +18,7 @@ import onnx.helper as h
 import pytest
 from onnx import TensorProto as T
 
-from onnx_lint.consequences import needs_input_type
+from onnx_lint.lint.consequences import needs_input_type
 
 pytest.importorskip("skl2onnx")
 pytest.importorskip("onnxruntime")

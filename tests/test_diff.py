@@ -1,6 +1,6 @@
 """``check --diff`` (issue 14): weights shown by size, one well-formed diff per file, accepted by patch tools.
 
-The diff is of the models' text forms (``onnx_lint.text_form.model_text`` plus a
+The diff is of the models' text forms (``onnx_lint.model.text_form.model_text`` plus a
 final newline). The tests write those text forms under the models' names and
 really apply the printed diff with GNU ``patch`` and ``git apply``; the result
 must be the text form of what ``--fix`` writes.
@@ -19,7 +19,7 @@ from conftest import run_process
 from onnx import numpy_helper
 
 from examples import defects
-from onnx_lint.text_form import model_text
+from onnx_lint.model.text_form import model_text
 
 
 def _text_form(path: Path) -> str:

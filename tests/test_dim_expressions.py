@@ -15,7 +15,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from truth import runtime_violations
 
-from onnx_lint.dim_expressions import parse_dim_expression
+from onnx_lint.model.dim_expressions import parse_dim_expression
 
 TOTAL = "past_sequence_length + sequence_length"
 

@@ -28,7 +28,7 @@ def test_the_docs_site_builds_strictly_with_a_page_for_every_rule_link(tmp_path)
     done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
                           cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
-    from onnx_lint.links import DOCS_BASE_URL
+    from onnx_lint.base.links import DOCS_BASE_URL
     from onnx_lint.rules.catalog import CATALOG
     for code, _name, _summary, _severity, _fixable, url, _availability in CATALOG:
         # The link SARIF, hovers and `onnx-lint rule` give lands on a built page about that rule.
@@ -42,7 +42,7 @@ def test_the_docs_site_builds_strictly_with_a_page_for_every_rule_link(tmp_path)
 def test_readme_is_a_front_door_that_links_to_the_site():
     text = (REPO / "README.md").read_text()
     assert len(text.splitlines()) <= 300
-    from onnx_lint.links import DOCS_BASE_URL
+    from onnx_lint.base.links import DOCS_BASE_URL
     assert text.count(DOCS_BASE_URL) >= 10
 
 

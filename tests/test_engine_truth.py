@@ -284,7 +284,7 @@ def test_untyped_tensor_feeding_a_standard_op_stays_a_warning(cli, save):
 
 # -- the runtime probe: a third engine for ai.onnx.ml outputs ------------------------------------------
 def _declare(model: onnx.ModelProto, output: str, dims) -> onnx.ModelProto:
-    from onnx_lint.shapes import write_dims
+    from onnx_lint.model.shapes import write_dims
 
     value = next(v for v in model.graph.output if v.name == output)
     write_dims(value.type.tensor_type, tuple(dims))

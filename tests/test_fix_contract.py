@@ -11,7 +11,8 @@ from conftest import output_dims
 from inotify import FileWatch
 
 from examples import defects
-from onnx_lint import fixer, model_io
+from onnx_lint.fix import fixer
+from onnx_lint.model import io as model_io
 
 
 def test_fix_is_idempotent(cli, save):

@@ -14,11 +14,11 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 from examples import defects
-from onnx_lint.diagnostics import Applicability, FixAvailability
-from onnx_lint.edits import AddValueInfo, RemoveValueInfo, SetType, apply_edits, combine_fixes
-from onnx_lint.errors import FixError
-from onnx_lint.fixer import plan_fix
-from onnx_lint.linter import lint_file
+from onnx_lint.base.errors import FixError
+from onnx_lint.fix.fixer import plan_fix
+from onnx_lint.lint.diagnostics import Applicability, FixAvailability
+from onnx_lint.lint.linter import lint_file
+from onnx_lint.model.edits import AddValueInfo, RemoveValueInfo, SetType, apply_edits, combine_fixes
 from onnx_lint.rules import ALL_RULES, CATALOG, get_rule
 
 REPO = Path(__file__).resolve().parent.parent
@@ -67,7 +67,7 @@ def test_fix_applies_safe_fixes_only(save, level):
 
 
 def test_a_record_keeps_applicability_and_title():
-    from onnx_lint.diagnostics import Diagnostic, Fix, Location, Severity
+    from onnx_lint.lint.diagnostics import Diagnostic, Fix, Location, Severity
 
     diag = Diagnostic("m.onnx", "OL001", "stale-rank-zero-output", Severity.ERROR, "stale", Location("graph/output[0]"),
                       fix=Fix((SetType("graph", "output", "Y", dims=(3, 5)),), "Declare [3, 5]", Applicability.UNSAFE),

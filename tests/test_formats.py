@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import onnx_lint
-from onnx_lint.diagnostics import Diagnostic, Fix, Location, Severity
 from onnx_lint.formats import FORMATS, RuleDoc, relative_path, render
 from onnx_lint.formats.github import escape_data, escape_property
+from onnx_lint.lint.diagnostics import Diagnostic, Fix, Location, Severity
 
 DOCS = {
     "OL001": RuleDoc("OL001", "stale-rank-zero-output", "Output declared rank 0 but inferred otherwise",

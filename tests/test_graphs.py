@@ -6,7 +6,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from onnx_lint.graphs import cyclic_nodes, outer_reads, sort_topologically, topological_order
+from onnx_lint.model.graphs import cyclic_nodes, outer_reads, sort_topologically, topological_order
 
 F = TensorProto.FLOAT
 

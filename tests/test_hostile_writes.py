@@ -17,7 +17,7 @@ import pytest
 from conftest import run_process
 
 from examples import defects
-from onnx_lint import fixer
+from onnx_lint.fix import fixer
 from onnx_lint.server import jobs
 
 # What the other program does to the model, run as a real process: replace it (new inode), or
@@ -76,7 +76,7 @@ def test_fix_refuses_a_file_another_process_changed_since_it_was_read(cli, tmp_p
 
 def test_server_fix_job_refuses_a_file_changed_since_it_was_read(tmp_path, monkeypatch):
     """The server's fix commands run ``fix_job`` in a worker: the same refusal, as a failed job."""
-    from onnx_lint.errors import FixError
+    from onnx_lint.base.errors import FixError
     from onnx_lint.rules import ALL_RULES
 
     model = tmp_path / "model.onnx"
@@ -150,7 +150,7 @@ def test_quantize_refuses_an_existing_output_and_force_replaces_it(tmp_path):
 
 
 def test_quantize_python_pipeline_refuses_an_existing_output_unless_force(tmp_path):
-    from onnx_lint.progress import Progress
+    from onnx_lint.base.progress import Progress
     from onnx_lint.quantization.pipeline import QuantizeError, QuantizeOptions, quantize_model
     from onnx_lint.rules import ALL_RULES
 

@@ -14,10 +14,10 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 from examples.defects import IR_VERSION, OPSET
-from onnx_lint.inference import ShapeOracle
-from onnx_lint.loop_ranks import ENGINE_LOOP_RANK
-from onnx_lint.model_io import read_model
-from onnx_lint.shapes import tensor_info
+from onnx_lint.engines.inference import ShapeOracle
+from onnx_lint.engines.loop_ranks import ENGINE_LOOP_RANK
+from onnx_lint.model.io import read_model
+from onnx_lint.model.shapes import tensor_info
 
 
 def growing_loop(body_input: list[int | str] | None = None) -> onnx.ModelProto:

@@ -12,9 +12,9 @@ from onnx import helper as h
 
 from benchmarks import models as bench
 from examples import defects
-from onnx_lint.diagnostics import Location
-from onnx_lint.linter import lint_file
-from onnx_lint.neighbourhood import MAX_NODES, GraphIndex, finding_graph, neighbourhood, split_location
+from onnx_lint.lint.diagnostics import Location
+from onnx_lint.lint.linter import lint_file
+from onnx_lint.lint.neighbourhood import MAX_NODES, GraphIndex, finding_graph, neighbourhood, split_location
 from onnx_lint.rules import ALL_RULES
 
 

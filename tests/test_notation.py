@@ -6,7 +6,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from onnx_lint.shapes import format_info, tensor_info
+from onnx_lint.model.shapes import format_info, tensor_info
 
 
 @pytest.mark.parametrize(("elem_type", "shape"), [

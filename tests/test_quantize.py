@@ -252,8 +252,8 @@ def test_progress_is_plain_lines_off_a_terminal_and_silent_with_quiet(tmp_path):
 
 
 def test_runtime_crash_while_validating_becomes_an_error(tmp_path, monkeypatch, capsys):
+    from onnx_lint.commands.quantize import main
     from onnx_lint.quantization import validation
-    from onnx_lint.quantize_cli import main
 
     monkeypatch.setattr(validation, "_RUNNER", "import os; os.abort()")
     source = tmp_path / "seed.onnx"

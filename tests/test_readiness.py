@@ -227,7 +227,7 @@ def test_lint_cache_is_keyed_on_the_onnx_runtime_version(tmp_path):
     """OL106/OL107 answers change with the installed ONNX Runtime: a cached result must not outlive it."""
     import importlib.metadata
 
-    from onnx_lint.cache import LintCache
+    from onnx_lint.commands.cache import LintCache
 
     pytest.importorskip("onnxruntime")
     assert f"onnxruntime={importlib.metadata.version('onnxruntime')}" in LintCache(tmp_path, "settings").salt

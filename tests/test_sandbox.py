@@ -22,9 +22,9 @@ from lsp_support import SERVER, open_binary, push_capabilities, start, until
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from onnx_lint import sandbox
-from onnx_lint.model_io import read_model
-from onnx_lint.runtime_probe import probe
+from onnx_lint.engines import sandbox
+from onnx_lint.engines.probe import probe
+from onnx_lint.model.io import read_model
 
 REPO = Path(__file__).resolve().parent.parent
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process table in /proc")

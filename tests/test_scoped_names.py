@@ -16,7 +16,7 @@ import onnx.helper as h
 import pytest
 from onnx import TensorProto as T
 
-from onnx_lint import scoped_names
+from onnx_lint.engines import scoped_names
 
 ort = pytest.importorskip("onnxruntime")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from onnx_lint.errors import ConfigError
+from onnx_lint.base.errors import ConfigError
 from onnx_lint.rules import ALL_RULES
 from onnx_lint.server.settings import ServerSettings
 

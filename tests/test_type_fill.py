@@ -1,4 +1,4 @@
-"""Schema-based element-type propagation: onnx_lint.type_fill."""
+"""Schema-based element-type propagation: onnx_lint.engines.type_fill."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import onnx.shape_inference
 import pytest
 from onnx import TensorProto, helper
 
-from onnx_lint.type_fill import elem_type_of, propagate_types
+from onnx_lint.engines.type_fill import elem_type_of, propagate_types
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 

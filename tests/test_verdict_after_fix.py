@@ -14,7 +14,7 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
 
-from onnx_lint.checker_errors import full_checker_error
+from onnx_lint.engines.checker import full_checker_error
 
 
 def half_converted_gemm(b_type: int = T.FLOAT16) -> onnx.ModelProto:

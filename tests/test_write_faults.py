@@ -21,7 +21,8 @@ import pytest
 from conftest import REPO
 
 from examples import defects
-from onnx_lint import fixer, model_io
+from onnx_lint.fix import fixer
+from onnx_lint.model import io as model_io
 
 
 def _raise(exc: BaseException):

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from onnx_lint.diagnostics import Diagnostic, Severity
+from onnx_lint.lint.diagnostics import Diagnostic, Severity
 
 FORMATS = ("full", "concise", "json", "sarif", "github", "junit")
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from onnx_lint.diagnostics import Diagnostic
+from onnx_lint.lint.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
     from onnx_lint.formats import RuleDoc

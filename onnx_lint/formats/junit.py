@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from onnx_lint.diagnostics import Diagnostic
 from onnx_lint.formats.escape import safe_text
+from onnx_lint.lint.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
     from onnx_lint.formats import RuleDoc

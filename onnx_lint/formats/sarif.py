@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import onnx_lint
-from onnx_lint.diagnostics import Diagnostic
-from onnx_lint.links import DOCS_BASE_URL
+from onnx_lint.base.links import DOCS_BASE_URL
+from onnx_lint.base.version import __version__
+from onnx_lint.lint.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
     from onnx_lint.formats import RuleDoc
@@ -112,7 +112,7 @@ def sarif_log(diagnostics: list[Diagnostic], *, root: Path, rule_docs: Mapping[s
         "runs": [{
             "tool": {"driver": {
                 "name": "onnx-lint",
-                "version": onnx_lint.__version__,
+                "version": __version__,
                 "informationUri": INFORMATION_URI,
                 "rules": rules,
             }},

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import onnx
 
-from onnx_lint.errors import OnnxLintError, one_line
+from onnx_lint.base.errors import OnnxLintError, one_line
 from onnx_lint.quantization.fp16 import ConversionError, convert_to_fp16
 from onnx_lint.quantization.fusions import FUSED_BY_DEFAULT, fp32_islands
 from onnx_lint.quantization.placement import float_readers_read_float

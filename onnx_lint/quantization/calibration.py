@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from onnx_lint.errors import OnnxLintError
-from onnx_lint.shapes import Dim, tensor_info
+from onnx_lint.base.errors import OnnxLintError
+from onnx_lint.model.shapes import Dim, tensor_info
 
 # Dynamic dims of random samples: the first (batch) axis gets 1, every other one 32.
 DEFAULT_BATCH = 1

@@ -13,8 +13,8 @@ import logging
 
 import onnx
 
-from onnx_lint.errors import OnnxLintError
-from onnx_lint.graphs import sort_topologically
+from onnx_lint.base.errors import OnnxLintError
+from onnx_lint.model.graphs import sort_topologically
 
 
 class ConversionError(OnnxLintError):

@@ -21,13 +21,14 @@ from pathlib import Path
 
 import onnx
 
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic
-from onnx_lint.errors import FixError, OnnxLintError, one_line
-from onnx_lint.fixer import plan_fix
-from onnx_lint.linter import lint_loaded
-from onnx_lint.model_io import StagedWrite, read_model
-from onnx_lint.progress import Cancelled, Progress
+from onnx_lint.base.errors import FixError, OnnxLintError, one_line
+from onnx_lint.base.progress import Cancelled, Progress
+from onnx_lint.fix.fixer import plan_fix
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic
+from onnx_lint.lint.linter import lint_loaded
+from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.io import StagedWrite, read_model
 from onnx_lint.quantization.build import Build, BuildError, BuildSettings, build, save
 from onnx_lint.quantization.calibration import Sample, input_specs
 from onnx_lint.quantization.coverage import int8_coverage
@@ -42,7 +43,6 @@ from onnx_lint.quantization.validation import (
     run_in_process,
     run_models,
 )
-from onnx_lint.rule_api import Rule
 from onnx_lint.rules.registry import UntypedAfterShapeInference
 
 MIN_QDQ_OPSET = 19  # FP16 scales on QuantizeLinear/DequantizeLinear need opset 19

@@ -31,7 +31,7 @@ from collections.abc import Collection
 
 import onnx
 
-from onnx_lint.graphs import outer_reads
+from onnx_lint.model.graphs import outer_reads
 
 HEAD_OPS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm"})
 MIN_GEMM_DIM = 16  # INT8 tensor-core kernels need K and N >= 16 (ModelOpt's _MIN_MATMUL_DIM)

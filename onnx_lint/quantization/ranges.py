@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from onnx_lint.progress import Progress
+from onnx_lint.base.progress import Progress
 from onnx_lint.quantization.calibration import Sample
 from onnx_lint.quantization.entropy import fast_entropy
 

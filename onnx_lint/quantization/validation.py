@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from onnx_lint.errors import OnnxLintError, one_line
-from onnx_lint.sandbox import run_child, signal_name
+from onnx_lint.base.errors import OnnxLintError, one_line
+from onnx_lint.engines.sandbox import run_child, signal_name
 
 # The fixed address-space cap of the validation child: it holds the FP32 and the quantized model and
 # their outputs on every sample; a model set larger than a quarter of it is refused before it starts.
@@ -95,7 +95,7 @@ def run_models(models: list[tuple[Path, str]], samples: list[dict[str, np.ndarra
 
     A model that crashes the child or is refused at the default optimization level is
     retried alone at BASIC; ``RuntimeFailure`` carries the runtime's words if that fails too.
-    The child is sandboxed (``onnx_lint.sandbox``) under ``VALIDATION_MEMORY_CAP_BYTES``.
+    The child is sandboxed (``onnx_lint.engines.sandbox``) under ``VALIDATION_MEMORY_CAP_BYTES``.
     """
     total = sum(path.stat().st_size for path, _ in models)
     if total > VALIDATION_MEMORY_CAP_BYTES // 4:

@@ -1,6 +1,6 @@
 """The rules: one module per rule, and the registry of them all.
 
-Rules depend on the engine (``onnx_lint.context``, ``onnx_lint.edits``); the engine
+Rules depend on the engine (``onnx_lint.lint.context``, ``onnx_lint.model.edits``); the engine
 never imports this package. The CLI and the server hand ``ALL_RULES`` to it.
 
 ``CATALOG`` (generated from the rules) and ``CODES`` are plain data, so that a run
@@ -18,7 +18,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-from onnx_lint.diagnostics import FixAvailability
+from onnx_lint.lint.diagnostics import FixAvailability
 from onnx_lint.rules.catalog import CATALOG
 
 CODES: tuple[str, ...] = tuple(row[0] for row in CATALOG)

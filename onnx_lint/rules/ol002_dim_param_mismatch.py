@@ -63,20 +63,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from onnx_lint.context import DimConflict, LintContext
-from onnx_lint.diagnostics import Diagnostic, FixAvailability, Severity
-from onnx_lint.edits import Edit
-from onnx_lint.rule_api import Rule, computed_dims_title
-from onnx_lint.shapes import format_dims
-
-
-def describe_conflict(conflict: DimConflict) -> str:
-    """One clause saying what is wrong with a dim and how we know."""
-    if conflict.reason == "concrete":
-        return f"dim {conflict.index} is declared {conflict.declared} but the graph computes {conflict.derived}"
-    if conflict.reason in ("param-reuse", "name"):
-        return f"dim {conflict.index}: {conflict.evidence}"
-    return f"dim {conflict.index} is declared {conflict.declared}, but {conflict.evidence}"
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, FixAvailability, Severity
+from onnx_lint.lint.rule_api import Rule, computed_dims_title
+from onnx_lint.model.edits import Edit
+from onnx_lint.model.shapes import format_dims
+from onnx_lint.rules.helpers import describe_conflict
 
 
 class DimParamMismatch(Rule):

@@ -53,14 +53,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from onnx_lint.consequences import model_accepted, model_opsets, typing_consumers
-from onnx_lint.context import LintContext, UntypedGroup
-from onnx_lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
-from onnx_lint.edits import AddValueInfo, Edit, SetType
-from onnx_lint.graphs import ROOT, resolve_graph
-from onnx_lint.inference import ENGINE_ONNX
-from onnx_lint.rule_api import Rule
-from onnx_lint.shapes import elem_type_name
+from onnx_lint.engines.inference import ENGINE_ONNX
+from onnx_lint.lint.consequences import model_accepted, model_opsets, typing_consumers
+from onnx_lint.lint.context import LintContext, UntypedGroup
+from onnx_lint.lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
+from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.edits import AddValueInfo, Edit, SetType
+from onnx_lint.model.graphs import ROOT, resolve_graph
+from onnx_lint.model.shapes import elem_type_name
 
 _LISTED = 12
 

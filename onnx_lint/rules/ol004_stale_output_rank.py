@@ -27,11 +27,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, FixAvailability, Severity
-from onnx_lint.edits import Edit
-from onnx_lint.rule_api import Rule, computed_dims_title
-from onnx_lint.shapes import format_dims, format_info
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, FixAvailability, Severity
+from onnx_lint.lint.rule_api import Rule, computed_dims_title
+from onnx_lint.model.edits import Edit
+from onnx_lint.model.shapes import format_dims, format_info
 
 
 class StaleOutputRank(Rule):

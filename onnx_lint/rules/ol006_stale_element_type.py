@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, FixAvailability, Severity
-from onnx_lint.edits import Edit, SetType
-from onnx_lint.rule_api import Rule
-from onnx_lint.shapes import elem_type_name
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, FixAvailability, Severity
+from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.edits import Edit, SetType
+from onnx_lint.model.shapes import elem_type_name
 
 
 class StaleElementType(Rule):

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Severity
-from onnx_lint.graphs import ROOT
-from onnx_lint.inference import ENGINE_SYMBOLIC
-from onnx_lint.rule_api import Rule
-from onnx_lint.runtime_probe import ENGINE_RUN, branch_note
-from onnx_lint.shapes import format_info
+from onnx_lint.engines.inference import ENGINE_SYMBOLIC
+from onnx_lint.engines.probe import ENGINE_RUN, branch_note
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, Severity
+from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.graphs import ROOT
+from onnx_lint.model.shapes import format_info
 
 
 class UnderivableOutputShape(Rule):

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Location, Severity
-from onnx_lint.graphs import ROOT
-from onnx_lint.rule_api import Rule
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.graphs import ROOT
 
 # Tensor names listed in the message; the rest are counted.
 _LISTED = 8

@@ -54,12 +54,12 @@ from collections.abc import Iterable, Sequence
 
 from onnx import TensorProto
 
-from onnx_lint.checker_errors import checker_errors
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
-from onnx_lint.edits import Edit, SetIrVersion
-from onnx_lint.graphs import resolve_graph
-from onnx_lint.rule_api import Rule
+from onnx_lint.engines.checker import checker_errors
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
+from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.edits import Edit, SetIrVersion
+from onnx_lint.model.graphs import resolve_graph
 
 # The one checker error with a safe fix: IR 3 required every initializer to be a graph input; IR 4 does not.
 INITIALIZER_NOT_INPUT = "in initializer but not in graph input"

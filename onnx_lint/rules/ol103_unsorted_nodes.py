@@ -31,13 +31,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from onnx_lint.checker_errors import checker_verdict
-from onnx_lint.constants import node_label
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
-from onnx_lint.edits import Edit, SortNodes
-from onnx_lint.graphs import out_of_order_nodes
-from onnx_lint.rule_api import Rule
+from onnx_lint.engines.checker import checker_verdict
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
+from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.edits import Edit, SortNodes
+from onnx_lint.model.graphs import out_of_order_nodes
+from onnx_lint.model.tensors import node_label
 
 
 class UnsortedNodes(Rule):

@@ -31,10 +31,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Location, Severity
-from onnx_lint.rule_api import Rule
-from onnx_lint.runtime_facts import runtime_facts
+from onnx_lint.engines.ort_registry import runtime_facts
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.lint.rule_api import Rule
 
 ENGINE = "onnxruntime registry"
 

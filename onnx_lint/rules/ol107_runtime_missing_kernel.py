@@ -39,13 +39,13 @@ from collections.abc import Iterable
 
 import onnx
 
-from onnx_lint.constants import node_label
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Location, Severity
-from onnx_lint.graphs import GraphScope
-from onnx_lint.rule_api import Rule
-from onnx_lint.runtime_facts import RuntimeFacts, runtime_facts
-from onnx_lint.shapes import elem_type_name
+from onnx_lint.engines.ort_registry import RuntimeFacts, runtime_facts
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.graphs import GraphScope
+from onnx_lint.model.shapes import elem_type_name
+from onnx_lint.model.tensors import node_label
 
 ENGINE = "onnxruntime registry"
 _ONNX_DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training")

@@ -48,13 +48,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from onnx_lint.baked_batch import BakedReshape, batch_names
-from onnx_lint.constants import ConstantLookup, node_label
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Location, Severity
-from onnx_lint.graphs import ROOT
-from onnx_lint.rule_api import Rule
-from onnx_lint.shapes import format_dims, tensor_info
+from onnx_lint.lint.baked_batch import BakedReshape, batch_names
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.graphs import ROOT
+from onnx_lint.model.shapes import format_dims, tensor_info
+from onnx_lint.model.tensors import ConstantLookup, node_label
 
 _OPS = frozenset({"Reshape", "Expand"})
 

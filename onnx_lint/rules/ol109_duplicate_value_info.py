@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
-from onnx_lint.edits import DropDuplicateValueInfo, Edit
-from onnx_lint.rule_api import Rule
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
+from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.edits import DropDuplicateValueInfo, Edit
 
 
 class DuplicateValueInfo(Rule):

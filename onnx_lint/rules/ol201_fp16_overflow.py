@@ -54,11 +54,11 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import onnx
 
-from onnx_lint.constants import ConstantTensor, constant_nodes, consumers, node_label
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Location, Severity
-from onnx_lint.graphs import GraphScope
-from onnx_lint.rule_api import Rule
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.graphs import GraphScope
+from onnx_lint.model.tensors import ConstantTensor, constant_nodes, consumers, node_label
 
 FP16_MAX = 65504.0
 FP16_TINY = 2.0**-25  # values below half the smallest subnormal round to zero

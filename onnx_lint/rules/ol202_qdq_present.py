@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from onnx_lint.constants import qdq_nodes
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Location, Severity
-from onnx_lint.rule_api import Rule
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.tensors import qdq_nodes
 
 
 class QdqPresent(Rule):

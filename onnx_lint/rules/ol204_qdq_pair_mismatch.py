@@ -29,10 +29,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from onnx_lint.constants import ConstantLookup, node_label, qdq_nodes
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Location, Severity
-from onnx_lint.rule_api import Rule
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.tensors import ConstantLookup, node_label, qdq_nodes
 
 
 def _axis(node) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from onnx_lint.rule_api import Rule
+from onnx_lint.lint.rule_api import Rule
 from onnx_lint.rules.ol000_unreadable_model import UnreadableModel
 from onnx_lint.rules.ol001_stale_rank_zero_output import StaleRankZeroOutput
 from onnx_lint.rules.ol002_dim_param_mismatch import DimParamMismatch

@@ -15,7 +15,7 @@ from urllib.parse import quote, unquote, urlsplit
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 
-from onnx_lint.diagnostics import Diagnostic, Severity
+from onnx_lint.lint.diagnostics import Diagnostic, Severity
 from onnx_lint.rules import rule_url
 from onnx_lint.server.view_model import Anchor, ModelView
 

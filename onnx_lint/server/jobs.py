@@ -14,17 +14,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Location
-from onnx_lint.errors import FixError
-from onnx_lint.fixer import fix_linted
-from onnx_lint.graphs import ROOT
-from onnx_lint.linter import lint_file
-from onnx_lint.model_io import read_model
-from onnx_lint.progress import Progress
+from onnx_lint.base.errors import FixError
+from onnx_lint.base.progress import Progress
+from onnx_lint.fix.fixer import fix_linted
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Location
+from onnx_lint.lint.linter import lint_file
+from onnx_lint.model.graphs import ROOT
+from onnx_lint.model.io import read_model
+from onnx_lint.model.shapes import format_info, tensor_info
 from onnx_lint.rules import ALL_RULES
 from onnx_lint.server.text_view import render_view
-from onnx_lint.shapes import format_info, tensor_info
 
 Emit = Callable[[Any], None]
 Check = Callable[[], bool]
@@ -86,8 +86,10 @@ def lint_job(path: str, enabled: list[str], runtime_probe: bool, inference_budge
 
 
 def graph_job(path: str, location: dict, *, emit: Emit, cancelled: Check) -> dict:
-    """The drawing of one finding's neighbourhood (see ``onnx_lint.neighbourhood``)."""
-    from onnx_lint.neighbourhood import finding_graph  # here, not at the top: the server process imports this module
+    """The drawing of one finding's neighbourhood (see ``onnx_lint.lint.neighbourhood``)."""
+    from onnx_lint.lint.neighbourhood import (
+        finding_graph,  # here, not at the top: the server process imports this module
+    )
 
     global _recent
     key = _file_key(path)
@@ -153,9 +155,9 @@ class EventProgress(Progress):
 def quantize_job(path: str, output: str, options: dict, *, emit: Emit, cancelled: Check) -> dict:
     """Section 5's pipeline with the server's options; returns the report and its text summary."""
     from onnx_lint.quantization.calibration import calibration_inputs, parse_input_shape
+    from onnx_lint.quantization.from_file import RANDOM_WARNING
     from onnx_lint.quantization.pipeline import QuantizeOptions, quantize_model
     from onnx_lint.quantization.report import format_summary
-    from onnx_lint.quantize_cli import RANDOM_WARNING
 
     source, target = Path(path), Path(output)
     data = Path(options["calibrationData"]) if options.get("calibrationData") else None

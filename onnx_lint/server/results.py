@@ -13,7 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from onnx_lint.diagnostics import Diagnostic
+from onnx_lint.lint.diagnostics import Diagnostic
 from onnx_lint.server.view_model import ModelView
 
 CACHE_ENTRIES = 256

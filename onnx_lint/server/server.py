@@ -9,7 +9,7 @@ imports, imports onnx: all onnx work runs in worker processes.
 
 from __future__ import annotations
 
-from onnx_lint import __version__
+from onnx_lint.base.version import __version__
 from onnx_lint.server.api import actions, documents, lifecycle, views, watching
 from onnx_lint.server.api.common import OnnxLintServer
 

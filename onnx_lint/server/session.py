@@ -23,10 +23,10 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
 
-from onnx_lint.diagnostics import Diagnostic
-from onnx_lint.errors import ConfigError, ModelLoadError
-from onnx_lint.file_result import is_unreadable, unreadable_diagnostic
-from onnx_lint.model_file import check_wire, stat_model_file
+from onnx_lint.base.errors import ConfigError, ModelLoadError
+from onnx_lint.lint.diagnostics import Diagnostic
+from onnx_lint.lint.file_result import is_unreadable, unreadable_diagnostic
+from onnx_lint.model.file_checks import check_wire, stat_model_file
 from onnx_lint.rules import CODES
 from onnx_lint.server.capabilities import ResolvedClientCapabilities
 from onnx_lint.server.convert import model_file_uri, to_lsp, view_uri

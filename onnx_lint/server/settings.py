@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from onnx_lint.config import Settings, find_config, load_config, merge_cli
-from onnx_lint.errors import ConfigError
+from onnx_lint.base.errors import ConfigError
+from onnx_lint.lint.config import Settings, find_config, load_config, merge_cli
 
 SECTION = "onnxLint"
 QUANTIZE_KEYS = ("calibrationData", "calibrationMethod", "perChannel", "keepIoTypes", "validationSamples",

@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from onnx_lint.config import CONFIG_NAME, PYPROJECT, Settings, find_config, load_config
-from onnx_lint.errors import ConfigError
+from onnx_lint.base.errors import ConfigError
+from onnx_lint.lint.config import CONFIG_NAME, PYPROJECT, Settings, find_config, load_config
 from onnx_lint.server.results import stat_key
 from onnx_lint.server.settings import ServerSettings
 
@@ -25,7 +25,7 @@ CONFIG_FILE_NAMES = (CONFIG_NAME, PYPROJECT)
 
 
 def is_config_file(path: Path) -> bool:
-    """Whether a change of ``path`` can change which rules run (see ``onnx_lint.config``)."""
+    """Whether a change of ``path`` can change which rules run (see ``onnx_lint.lint.config``)."""
     return path.name in CONFIG_FILE_NAMES
 
 

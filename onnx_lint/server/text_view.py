@@ -5,7 +5,7 @@ view is ``onnx.printer``'s output, and a walk over the model in step with the
 printed lines records where each graph input, output, value_info and node
 is (an *anchor*), keyed by the same graph paths the diagnostics use.
 
-Weights are shown by their size (``onnx_lint.text_form``, the printer ``--diff`` uses
+Weights are shown by their size (``onnx_lint.model.text_form``, the printer ``--diff`` uses
 too): a real model's weights would otherwise make the view hundreds of megabytes of numbers.
 """
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import onnx
 
-from onnx_lint.graphs import ROOT
+from onnx_lint.model.graphs import ROOT
+from onnx_lint.model.text_form import model_text
 from onnx_lint.server.view_model import Anchor, ModelView
-from onnx_lint.text_form import model_text
 
 _NAME_BEFORE = " ,(<[\t"
 _NAME_AFTER = " ,)>=]\t"

@@ -78,7 +78,7 @@ def _serve(conn: multiprocessing.connection.Connection, cancel: Any, server: int
 
     It dies with the server (``server`` is its pid), even in the middle of a job.
     """
-    from onnx_lint.sandbox import die_with_parent
+    from onnx_lint.engines.sandbox import die_with_parent
 
     die_with_parent(server)
     os.dup2(2, 1)

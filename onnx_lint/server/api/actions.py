@@ -16,8 +16,8 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from onnx_lint.diagnostics import Diagnostic
-from onnx_lint.errors import ConfigError
+from onnx_lint.base.errors import ConfigError
+from onnx_lint.lint.diagnostics import Diagnostic
 from onnx_lint.server.api.common import (
     OnnxLintServer,
     invalid_params,

@@ -13,8 +13,8 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.uris import to_fs_path
 
-from onnx_lint import __version__
-from onnx_lint.errors import ConfigError
+from onnx_lint.base.errors import ConfigError
+from onnx_lint.base.version import __version__
 from onnx_lint.server.api import watching
 from onnx_lint.server.api.common import OnnxLintServer
 from onnx_lint.server.capabilities import ResolvedClientCapabilities

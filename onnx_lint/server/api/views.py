@@ -12,7 +12,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from lsprotocol.converters import get_converter
 
-from onnx_lint.file_result import is_unreadable
+from onnx_lint.lint.file_result import is_unreadable
 from onnx_lint.rules import rule_explanation, rule_url
 from onnx_lint.server.api.common import (
     OnnxLintServer,

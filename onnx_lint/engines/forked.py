@@ -1,0 +1,106 @@
+"""One function run in a forked child while the parent goes on, its result collected later.
+
+ONNX's checker and its shape inference are C++ calls that hold the GIL, so a
+thread cannot run one beside the other; a forked child can, on another core,
+without pickling the model to it (the child shares the parent's memory,
+copy-on-write). Where forking is unavailable or unsafe nothing starts and the
+caller computes the result itself: off Linux (macOS system libraries are not
+fork-safe, Windows has no fork), with other threads running (a child could
+inherit their locks held), or with ONNX Runtime loaded (its native thread
+pools are invisible to ``threading``).
+
+The child runs no model, only ONNX's static engines on memory it shares with the
+parent, so it gets no memory cap of its own (the parent's memory is already its
+memory); it does die with its parent (``sandbox.die_with_parent``) and stops after
+``CPU_LIMIT_S`` seconds of CPU, whoever is left to wait for it.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from onnx_lint.engines.sandbox import die_with_parent
+
+T = TypeVar("T")
+# The forked child's own deadline (CPU seconds): far above any inference measured (100k nodes: ~1 s).
+CPU_LIMIT_S = 600
+
+
+def fork_is_safe() -> bool:
+    """Linux, no other Python thread, and no ONNX Runtime loaded (see the module's docstring)."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1 and "onnxruntime" not in sys.modules
+
+
+def _limit_cpu() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT_S, CPU_LIMIT_S + 1))
+
+
+class ForkedCall(Generic[T]):
+    """A child process computing ``fn()``; ``result`` waits for it, ``abandon`` stops it."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self._pid = pid
+        self._fd = fd
+        self._done = False
+
+    @classmethod
+    def start(cls, fn: Callable[[], T]) -> ForkedCall[T] | None:
+        """Fork a child that runs ``fn``; ``None`` where forking is unavailable or unsafe."""
+        if not fork_is_safe():
+            return None
+        read_end, write_end = os.pipe()
+        parent = os.getpid()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_end)
+            os.close(write_end)
+            return None
+        if pid == 0:  # the child: compute, hand the result over, leave without any cleanup of the parent's
+            code = 1
+            try:
+                die_with_parent(parent)
+                _limit_cpu()
+                os.close(read_end)
+                payload = pickle.dumps(fn())
+                with os.fdopen(write_end, "wb") as out:
+                    out.write(payload)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        return cls(pid, read_end)
+
+    def result(self) -> tuple[bool, T | None]:
+        """``(True, value)`` once the child has finished; ``(False, None)`` if it failed or died."""
+        if self._done:
+            return False, None
+        chunks = []
+        with os.fdopen(self._fd, "rb") as pipe:
+            while chunk := pipe.read(1 << 16):
+                chunks.append(chunk)
+        self._done = True
+        _, status = os.waitpid(self._pid, 0)
+        if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+            return False, None
+        return True, pickle.loads(b"".join(chunks))
+
+    def abandon(self) -> None:
+        """Stop the child and reap it (its result is no longer wanted)."""
+        if self._done:
+            return
+        self._done = True
+        try:
+            os.kill(self._pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self._pid, 0)
+        os.close(self._fd)

@@ -1,0 +1,229 @@
+"""``--fix``: apply safe annotation edits, prove them, and only then write (docs/design.md, "The fix contract").
+
+Order of proof: the fixed model is re-linted in memory (the fixed rules must
+not fire again); it is written to a temporary file beside the original; the
+full onnx checker and, for small self-contained models, ONNX Runtime must
+accept it wherever they accepted the original; then it is renamed over the
+original. Any failure leaves the original byte-identical and no file behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from onnx_lint.base.errors import FixError
+from onnx_lint.base.timings import FIX_PLAN, FIX_WRITE, timed
+from onnx_lint.engines.checker import full_checker_error as _checker_error  # a module name tests replace
+from onnx_lint.engines.checker import inherit_passing_verdict
+from onnx_lint.engines.ort_load_check import runtime_available, runtime_checkable, runtime_load_error
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
+from onnx_lint.lint.file_result import FileResult
+from onnx_lint.lint.linter import Enabled, run_rules
+from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.edits import MissingTarget, SortNodes, apply_edits, combine_fixes, target_of
+from onnx_lint.model.graphs import ROOT
+from onnx_lint.model.io import LoadedModel, StagedWrite
+
+# ONNX Runtime session creation grows superlinearly with graph size; above this the check is skipped.
+RUNTIME_CHECK_MAX_NODES = 20_000
+
+
+@dataclass(frozen=True)
+class FixPlan:
+    """A verified-in-memory fix: the new bytes, what they repaired and what the re-lint still finds.
+
+    ``applied`` holds new diagnostics (``fix.applied`` set); the ones the caller passed in are
+    left as they were, so a preview (``--diff``) or a failed write has nothing to undo.
+    """
+
+    applied: list[Diagnostic]
+    data: bytes
+    relint: list[Diagnostic]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Round:
+    """One round's outcome: the fixed model's context, its re-lint, and what was applied or deferred."""
+
+    ctx: LintContext
+    relint: list[Diagnostic]
+    applied: list[Diagnostic]
+    deferred: list[Diagnostic]
+
+
+# A fix can make another one possible (a corrected output lets inference type what it could not):
+# like ruff, fix again until nothing new is fixable, a few rounds at most.
+MAX_FIX_ROUNDS = 4
+
+
+@timed(FIX_PLAN)
+def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequence[Rule],
+             enabled: Enabled, only: set[tuple] | None = None) -> FixPlan | None:
+    """Apply the safe fixes (or those of the ``only`` keys) in memory and re-lint; ``None`` if nothing changes.
+
+    When ``only`` is not given, fixes that the first ones make possible are applied too, and so
+    are fixes deferred for a conflict with another fix of the same round, so that fixing the
+    result again finds nothing to do.
+    """
+    chosen = [d for d in diagnostics if d.fixable and (only is None or d.key() in only)]
+    applied: list[Diagnostic] = []
+    attempted: set[tuple] = set()
+    notes: list[str] = []
+    current, relint = ctx, list(diagnostics)
+    for round_number in range(MAX_FIX_ROUNDS):
+        if not chosen:
+            break
+        try:
+            step = _fix_round(current, chosen, rules, enabled, settled=attempted)
+        except FixError as exc:
+            if round_number == 0:
+                raise
+            # A follow-on fix failed: the rounds before it stand on their own.
+            notes.append(f"a follow-on fix was not applied: {exc}")
+            break
+        if step is None:
+            break
+        current, relint = step.ctx, step.relint
+        applied.extend(d.with_fix_applied() for d in step.applied)
+        attempted.update(d.key() for d in step.applied)
+        # A fix deferred for a conflict waits for the next round, unless the re-lint no longer
+        # reports its finding: then the fix it yielded to repaired it.
+        still = {d.key() for d in relint}
+        repaired = [d for d in step.deferred if d.key() not in still]
+        applied.extend(d.with_fix_applied(_repaired_note(d, step.applied)) for d in repaired)
+        attempted.update(d.key() for d in repaired)
+        if only is not None:
+            break
+        chosen = [d for d in relint if d.fixable and d.key() not in attempted]
+    if not applied:
+        return None
+    return FixPlan(applied, current.loaded.data, relint, notes)
+
+
+def _repaired_note(deferred: Diagnostic, taken: list[Diagnostic]) -> str:
+    """The note on a finding whose own fix waited for a conflicting one, which then repaired it."""
+    targets = {target_of(e) for e in (deferred.fix.edits if deferred.fix else ())}
+    by = sorted({d.code for d in taken for e in (d.fix.edits if d.fix else ()) if target_of(e) in targets})
+    return (f"its own fix conflicted with the {'/'.join(by) or 'other'} fix of the same declaration and "
+            "was not needed: that fix repaired it")
+
+
+def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule], enabled: Enabled,
+               settled: set[tuple]) -> _Round | None:
+    """One round: apply ``chosen`` to a copy and lint it (None: the model did not change).
+
+    A fix that conflicts with an earlier one of the round is deferred (``edits.combine_fixes``).
+    Neither the applied fixes nor what earlier rounds ``settled`` may be fixable afterwards.
+    """
+    fixed = ctx.loaded.fresh_copy()
+    try:
+        combined = combine_fixes([d.fix.edits if d.fix is not None else () for d in chosen], fixed)
+    except KeyError as exc:
+        raise FixError(f"{ctx.file}: cannot apply the fixes: {exc}") from None
+    waiting = set(combined.deferred)
+    deferred = [chosen[i] for i in combined.deferred]
+    taken = [d for i, d in enumerate(chosen) if i not in waiting]
+    try:
+        apply_edits(combined.edits, fixed)
+    except MissingTarget as exc:
+        owner = {target_of(e): d.code for d in reversed(taken) for e in (d.fix.edits if d.fix else ())}
+        raise FixError(f"{ctx.file}: cannot apply the {owner.get(target_of(exc.edit), 'a')} fix: "
+                       f"{exc.problem}") from None
+    data = fixed.SerializeToString()
+    if data == ctx.loaded.data:
+        return None
+    reordered = any(isinstance(e, SortNodes) for e in combined.edits)
+    fixed_loaded = ctx.loaded.with_annotations(data, fixed, nodes_reordered=reordered)
+    inherit_passing_verdict(ctx.loaded, fixed_loaded)  # write_fix proves the fixed model with the checker
+    relint_ctx = LintContext(fixed_loaded, ctx.file, ctx.oracle.rebind(fixed_loaded, nodes_reordered=reordered),
+                             runtime_probe=ctx.runtime_probe, inference_budget=ctx.inference_budget)
+    relint, errors = run_rules(relint_ctx, rules, enabled)
+    if errors:
+        raise FixError(errors[0])
+    fixed_keys = settled | {d.key() for d in taken}
+    # A finding may stay (an OL003 root with some tensors no schema types), but it must have
+    # nothing left to fix: otherwise the edits did not take and fixing again would loop.
+    again = [d for d in relint if d.key() in fixed_keys and d.fixable]
+    if again:
+        raise FixError(f"{ctx.file}: the {again[0].code} fix did not converge "
+                       f"({again[0].location.display()}: {again[0].message}); nothing was written")
+    return _Round(relint_ctx, relint, taken, deferred)
+
+
+@timed(FIX_WRITE)
+def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True) -> list[str]:
+    """Prove the fixed bytes on disk beside the original, then rename; returns notes."""
+    notes: list[str] = []
+    rejected: list[str] = []
+    staged = StagedWrite(loaded.path, plan.data, expected=loaded.identity)
+    external = (loaded.scope_paths,) if loaded.has_external_data else ()  # see _checker_error
+    with staged as temp:
+        fixed_error = _checker_error(temp, *external)
+        if fixed_error is not None:
+            original_error = _checker_error(loaded.path, *external)
+            if original_error is None:
+                raise FixError(f"{loaded.path}: the fix would make onnx.checker fail ({fixed_error}); "
+                               "nothing was written")
+            notes.append(f"onnx.checker still fails after the fix, as it did before: {fixed_error}")
+            rejected.append(f"onnx.checker (full): {fixed_error}")
+        if runtime_check and _runtime_checkable(loaded):
+            # ONNX Runtime has the last word: the checker's strict inference also fails on what it cannot
+            # model (sparse initializers), and a model ONNX Runtime runs is not refused.
+            rejected.clear()
+            fixed_load = runtime_load_error(temp)
+            if fixed_load is not None:
+                if runtime_load_error(loaded.path) is None:
+                    raise FixError(f"{loaded.path}: ONNX Runtime loads the original but not the fixed model "
+                                   f"({fixed_load}); nothing was written")
+                notes.append(f"ONNX Runtime does not load the model, before or after the fix: {fixed_load}")
+                rejected.append("ONNX Runtime does not load the model: "
+                                + fixed_load.replace(str(temp), loaded.path.name))
+        staged.commit()
+    _keep_rejection(plan, rejected)
+    return notes
+
+
+def _keep_rejection(plan: FixPlan, rejected: list[str]) -> None:
+    """A fixed model ONNX Runtime still refuses (or, where it cannot be asked, the full checker) is never
+    reported clean: where the re-lint leaves nothing that fails the run, the rejection becomes an OL102
+    error among the remaining findings (``plan.relint``, which the callers report after the write)."""
+    if not rejected or any(d.severity.fails for d in plan.relint):
+        return
+    plan.relint.append(Diagnostic(
+        file=plan.applied[0].file, code="OL102", name="checker-error", severity=Severity.ERROR,
+        message=f"{rejected[0]} (after the fix, as before it)", location=Location(ROOT),
+        engine="onnx.checker, full"))
+
+
+def fix_linted(result: FileResult, ctx: LintContext, rules: Sequence[Rule], enabled: Enabled, *, write: bool,
+               runtime_check: bool = True, only: set[tuple] | None = None) -> FixPlan | None:
+    """Plan the fixes of a linted file and, when ``write``, prove and write them (``result`` then says so).
+
+    The one lint -> plan -> prove -> write path that ``check --fix``, the server's quick fixes and
+    ``onnx_lint.fix`` share. Without ``write`` the plan is only returned (``--diff``): ``result``
+    keeps its unfixed diagnostics. ``FixError``: nothing was written.
+    """
+    plan = plan_fix(ctx, result.diagnostics, rules, enabled, only=only)
+    if plan is None or not write:
+        return plan
+    result.notes.extend(plan.notes + write_fix(ctx.loaded, plan, runtime_check=runtime_check))
+    result.written = True
+    # What remains is what the re-lint of the fixed model found.
+    result.diagnostics = plan.applied + plan.relint
+    return plan
+
+
+def _runtime_checkable(loaded: LoadedModel) -> bool:
+    if loaded.has_external_data or not runtime_available() or not runtime_checkable(loaded.path):
+        return False
+    return sum(len(scope.graph.node) for scope in loaded.scopes) <= RUNTIME_CHECK_MAX_NODES
+
+
+def text_diff(loaded: LoadedModel, data: bytes, display: str) -> str:
+    """A unified diff of the model in ONNX text syntax (weights by size), before and after the fix."""
+    from onnx_lint.model import text_form
+
+    return text_form.text_diff(loaded.model, data, display)

@@ -1,0 +1,110 @@
+"""Reshapes whose *computed* target bakes the batch in (a Concat of Shape slices and constants).
+
+Dynamo exports build a Reshape target from ``Shape`` slices of the input and constants:
+``[seq, 1, 3, 192]`` where the traced batch was 1. No constant shows the 1, so the
+constant-target check cannot see it; data propagation can. With each dynamic input dim
+pinned to a prime of its own (two runs, other primes the second time), such a Reshape's
+input holds exactly ``batch`` times the elements of its target: the target drops the batch.
+ONNX Runtime then fails at every batch but 1 (``Reshape ... input shape is not compatible``).
+The same fact tells the pinned-dims proof that what follows the Reshape cannot grow with the
+batch, however the dims look when every input dim is pinned to one size.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import onnx
+
+from onnx_lint.engines.inference import ShapeOracle
+from onnx_lint.model.graphs import GraphScope
+from onnx_lint.model.shapes import Dim, tensor_info
+from onnx_lint.model.tensors import ConstantLookup
+
+
+@dataclass(frozen=True)
+class BakedReshape:
+    """A Reshape in the main graph whose computed target drops the dynamic batch."""
+
+    index: int
+    node: onnx.NodeProto
+    batch: str
+    # Per pinned run: the batch size, the input's dims and the (data-propagated) target's dims.
+    runs: tuple[tuple[int, tuple[Dim, ...], tuple[Dim, ...]], ...]
+
+
+def batch_names(model: onnx.ModelProto) -> set[str]:
+    """Named first dims of the main graph's inputs (initializers with a default value excluded)."""
+    initializers = {t.name for t in model.graph.initializer}
+    names = set()
+    for value in model.graph.input:
+        if value.name in initializers:
+            continue
+        info = tensor_info(value.type) if value.HasField("type") else None
+        if info and info.dims and isinstance(info.dims[0], str):
+            names.add(info.dims[0])
+    return names
+
+
+def computed_target_reshapes(scope: GraphScope, lookup: ConstantLookup) -> list[int]:
+    """Standard Reshapes of the graph whose target is no constant of the file."""
+    if "Reshape" not in scope.op_types():
+        return []
+    return [i for i, node in enumerate(scope.graph.node)
+            if node.op_type == "Reshape" and node.domain in ("", "ai.onnx") and len(node.input) > 1
+            and lookup.find(scope, node.input[1]) is None]
+
+
+def _dims(values, name: str) -> tuple[Dim, ...] | None:
+    value = values.get(name)
+    info = tensor_info(value.type) if value is not None and value.HasField("type") else None
+    if info is None or info.dims is None or not all(isinstance(d, int) and d > 0 for d in info.dims):
+        return None
+    return info.dims
+
+
+def baked_reshapes(scope: GraphScope, oracle: ShapeOracle, model: onnx.ModelProto) -> list[BakedReshape]:
+    """Reshapes of the main graph that, in both pinned runs, drop exactly one batch dim's worth of elements."""
+    names = batch_names(model)
+    candidates = computed_target_reshapes(scope, ConstantLookup()) if names else []
+    if not candidates:
+        return []
+    runs = [oracle.named_pins(run) for run in (0, 1)]
+    found: list[BakedReshape] = []
+    for i in candidates:
+        node = scope.graph.node[i]
+        seen: list[tuple[int, tuple[Dim, ...], tuple[Dim, ...]]] = []
+        batch = None
+        for sizes, values in runs:
+            data, target = _dims(values, node.input[0]), _dims(values, node.output[0])
+            if data is None or target is None:
+                break
+            held, kept = math.prod(data), math.prod(target)  # type: ignore[arg-type]
+            match = next((n for n in sorted(names) if n in sizes and held == kept * sizes[n]
+                          and sizes[n] > 1), None)
+            if match is None or (batch is not None and match != batch):
+                break
+            batch = match
+            seen.append((sizes[match], data, target))
+        if batch is not None and len(seen) == len(runs):
+            found.append(BakedReshape(i, node, batch, tuple(seen)))
+    return found
+
+
+def downstream_tensors(graph: onnx.GraphProto, starts: list[int]) -> set[str]:
+    """Every tensor the given nodes' outputs reach in the graph (node order need not be sorted)."""
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for node in graph.node:
+        for name in set(node.input):
+            if name:
+                readers.setdefault(name, []).append(node)
+    queue = [out for i in starts for out in graph.node[i].output if out]
+    reached = set(queue)
+    while queue:
+        for node in readers.get(queue.pop(), []):
+            for out in node.output:
+                if out and out not in reached:
+                    reached.add(out)
+                    queue.append(out)
+    return reached
