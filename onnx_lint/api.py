@@ -105,19 +105,19 @@ def fix(model_or_path: ModelOrPath, *, select: Selectors = None, ignore: Selecto
     import onnx
 
     from onnx_lint.base.errors import ModelLoadError
-    from onnx_lint.fix.fixer import fix_linted
+    from onnx_lint.fix.session import FixSession
     from onnx_lint.lint.file_result import is_unreadable
-    from onnx_lint.lint.linter import lint_file
     from onnx_lint.rules import ALL_RULES
 
     enabled = _enabled(select, ignore)
     with _model_file(model_or_path, base_path) as (path, display):
-        result, ctx = lint_file(path, display, ALL_RULES, enabled, runtime_probe=runtime_probe)
+        session = FixSession.lint(path, display, ALL_RULES, enabled, runtime_probe=runtime_probe)
+        result, ctx = session.result, session.ctx
         _raise_internal(result.internal_errors)
         if ctx is None:
             problem = next((d.message for d in result.diagnostics if is_unreadable(d)), "cannot be read")
             raise ModelLoadError(display, problem)
-        plan = fix_linted(result, ctx, ALL_RULES, enabled, write=True, runtime_check=runtime_check)
+        plan = session.fix(runtime_check=runtime_check)
     model = onnx.ModelProto.FromString(plan.data) if plan is not None else ctx.loaded.fresh_copy()
     return FixResult(model, tuple(result.diagnostics), plan is not None, tuple(result.notes))
 

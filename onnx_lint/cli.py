@@ -375,19 +375,20 @@ def _process_job(job: Job):
     cache = _cache(job)
     with step(IMPORTS):  # only a cache miss pays for onnx and the rules
         from onnx_lint.base.errors import FixError
-        from onnx_lint.fix.fixer import fix_linted, text_diff
-        from onnx_lint.lint.linter import lint_file
+        from onnx_lint.fix.fixer import text_diff
+        from onnx_lint.fix.session import FixSession
         from onnx_lint.rules import ALL_RULES
 
     try:
-        result, ctx = lint_file(job.path, job.display, ALL_RULES, enabled, runtime_probe=job.runtime_probe,
-                                inference_budget=job.inference_budget)
+        session = FixSession.lint(job.path, job.display, ALL_RULES, enabled, runtime_probe=job.runtime_probe,
+                                  inference_budget=job.inference_budget)
+        result, ctx = session.result, session.ctx
         # A result an engine's budget cut short depends on the machine's load: never cached.
         if ctx is not None and cache is not None and not result.internal_errors and not ctx.oracle.expired:
             cache.put(job.path, result.diagnostics, ctx.loaded.external_locations)
         if ctx is None or not (job.fix or job.diff):
             return result
-        plan = fix_linted(result, ctx, ALL_RULES, enabled, write=job.fix, runtime_check=job.runtime_check)
+        plan = session.fix(write=job.fix, runtime_check=job.runtime_check)
         if plan is not None and job.diff:  # the plan's diagnostics are new objects: the result's own stay unfixed
             result.diff = text_diff(ctx.loaded, plan.data, job.display)
         return result

@@ -198,24 +198,6 @@ def _keep_rejection(plan: FixPlan, rejected: list[str]) -> None:
         engine="onnx.checker, full"))
 
 
-def fix_linted(result: FileResult, ctx: LintContext, rules: Sequence[Rule], enabled: Enabled, *, write: bool,
-               runtime_check: bool = True, only: set[tuple] | None = None) -> FixPlan | None:
-    """Plan the fixes of a linted file and, when ``write``, prove and write them (``result`` then says so).
-
-    The one lint -> plan -> prove -> write path that ``check --fix``, the server's quick fixes and
-    ``onnx_lint.fix`` share. Without ``write`` the plan is only returned (``--diff``): ``result``
-    keeps its unfixed diagnostics. ``FixError``: nothing was written.
-    """
-    plan = plan_fix(ctx, result.diagnostics, rules, enabled, only=only)
-    if plan is None or not write:
-        return plan
-    result.notes.extend(plan.notes + write_fix(ctx.loaded, plan, runtime_check=runtime_check))
-    result.written = True
-    # What remains is what the re-lint of the fixed model found.
-    result.diagnostics = plan.applied + plan.relint
-    return plan
-
-
 def _runtime_checkable(loaded: LoadedModel) -> bool:
     if loaded.has_external_data or not runtime_available() or not runtime_checkable(loaded.path):
         return False

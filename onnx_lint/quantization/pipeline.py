@@ -23,10 +23,9 @@ import onnx
 
 from onnx_lint.base.errors import FixError, OnnxLintError, one_line
 from onnx_lint.base.progress import Cancelled, Progress
-from onnx_lint.fix.fixer import plan_fix
+from onnx_lint.fix.session import FixSession
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic
-from onnx_lint.lint.linter import lint_loaded
 from onnx_lint.lint.rule_api import Rule
 from onnx_lint.model.io import StagedWrite, read_model
 from onnx_lint.quantization.build import Build, BuildError, BuildSettings, build, save
@@ -136,12 +135,13 @@ def repair(path: Path, rules: Sequence[Rule],
     a model that then cannot run fails at calibration with the runtime's words.
     """
     loaded = read_model(path)
-    result, ctx = lint_loaded(loaded, str(path), rules, lambda code: True)
+    session = FixSession.lint_loaded(loaded, str(path), rules, lambda code: True)
+    result, ctx = session.result, session.ctx
     if ctx is None or result.unreadable:
         problem = result.diagnostics[0].message if result.diagnostics else "; ".join(result.internal_errors)
         raise QuantizeError(f"{path}: {problem}")
     try:
-        plan = plan_fix(ctx, result.diagnostics, rules, lambda code: True)
+        plan = session.plan()
     except FixError as exc:
         if notes is not None:
             reason = str(exc).removesuffix("; nothing was written")

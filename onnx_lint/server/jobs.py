@@ -14,9 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from onnx_lint.base.errors import FixError
 from onnx_lint.base.progress import Progress
-from onnx_lint.fix.fixer import fix_linted
+from onnx_lint.fix.session import FixSession
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Location
 from onnx_lint.lint.linter import lint_file
@@ -110,14 +109,13 @@ def fix_job(path: str, enabled: list[str], only: list[list] | None, runtime_chec
             inference_budget: float | None = None, *, emit: Emit, cancelled: Check) -> dict:
     """Fix all (``only`` is None) or the listed findings under the fix contract (docs/design.md, "The fix contract")."""
     allowed = set(enabled).__contains__
-    result, ctx = lint_file(Path(path), path, ALL_RULES, allowed, runtime_probe=runtime_probe,
-                            inference_budget=inference_budget)
-    if ctx is None:
-        problem = result.diagnostics[0].message if result.diagnostics else "; ".join(result.internal_errors)
-        raise FixError(f"{path}: cannot be fixed: {problem}")
+    session = FixSession.lint(Path(path), path, ALL_RULES, allowed, runtime_probe=runtime_probe,
+                              inference_budget=inference_budget)
+    session.linted()  # FixError, naming the problem, when the model cannot be linted
+    result = session.result
     keys = None if only is None else {tuple(k) for k in only}
     lint_notes = len(result.notes)  # the reply's notes are the fix's own
-    plan = fix_linted(result, ctx, ALL_RULES, allowed, write=True, runtime_check=runtime_check, only=keys)
+    plan = session.fix(runtime_check=runtime_check, only=keys)
     return {"written": result.written, "fixed": [d.to_record() for d in result.fixed],
             "notes": result.notes[lint_notes:],
             "diagnostics": [d.to_record() for d in (plan.relint if plan else result.diagnostics)]}
