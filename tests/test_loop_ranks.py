@@ -14,8 +14,8 @@ from onnx import TensorProto as T
 from onnx import helper as h
 
 from examples.defects import IR_VERSION, OPSET
+from onnx_lint.engines.engine import Engine
 from onnx_lint.engines.inference import ShapeOracle
-from onnx_lint.engines.loop_ranks import ENGINE_LOOP_RANK
 from onnx_lint.model.io import read_model
 from onnx_lint.model.shapes import tensor_info
 
@@ -47,11 +47,11 @@ def test_the_body_proves_the_rank_and_the_stale_output_is_found_without_the_symb
     path = save(growing_loop())
     run = cli("check", str(path), "--no-cache", "--output-format", "json")
     [finding] = [d for d in run.json() if d["code"] == "OL001"]
-    assert finding["engine"] == ENGINE_LOOP_RANK and "float[unk__" in finding["message"]
+    assert finding["engine"] == Engine.ONNX_LOOP_RANK and "float[unk__" in finding["message"]
     oracle = ShapeOracle(read_model(path))
     oracle.ensure_loop_ranks()
     info, engine = oracle.derived("graph", "Y")
-    assert (info.dims[1:], engine) == ((4,), ENGINE_LOOP_RANK) and not oracle.symbolic_ran
+    assert (info.dims[1:], engine) == ((4,), Engine.ONNX_LOOP_RANK) and not oracle.symbolic_ran
 
 
 def test_onnx_runtime_agrees_with_the_fix(cli, save):
@@ -70,4 +70,4 @@ def test_a_body_input_of_another_rank_proves_nothing(cli, save):
     """The induction needs the body's carried input to have the initial value's rank."""
     oracle = ShapeOracle(read_model(save(growing_loop(body_input=["r", 4, 1]))))
     oracle.ensure_loop_ranks()
-    assert oracle.derived("graph", "Y")[1] != ENGINE_LOOP_RANK
+    assert oracle.derived("graph", "Y")[1] != Engine.ONNX_LOOP_RANK

@@ -28,10 +28,11 @@ from onnx.onnx_cpp2py_export import shape_inference as onnx_cpp_inference
 from onnx_lint.base import timings
 from onnx_lint.base.errors import first_line, untagged
 from onnx_lint.engines import scoped_names
+from onnx_lint.engines.engine import Engine
 from onnx_lint.engines.forked import ForkedCall
 from onnx_lint.engines.limits import engine_headroom, memory_ceiling
-from onnx_lint.engines.loop_ranks import ENGINE_LOOP_RANK, carried_rank_hints
-from onnx_lint.engines.probe import ENGINE_RUN, ProbeResult, probe
+from onnx_lint.engines.loop_ranks import carried_rank_hints
+from onnx_lint.engines.probe import ProbeResult, probe
 from onnx_lint.engines.symbolic import SymbolicFailure, run_symbolic_budgeted, run_symbolic_inference
 from onnx_lint.model.dim_expressions import DimExpression, affine_text, parse_dim_expression
 from onnx_lint.model.graphs import ROOT, iter_scopes, resolve_graph, scopes_at
@@ -40,10 +41,6 @@ from onnx_lint.model.shapes import TensorInfo, tensor_info
 
 __all__ = ["ShapeOracle", "run_symbolic_inference"]
 
-ENGINE_ONNX = "onnx"
-ENGINE_PINNED = "onnx, dynamic dims pinned"
-ENGINE_NAMES_PINNED = "onnx, each dynamic input dim pinned to its own size"
-ENGINE_SYMBOLIC = "onnxruntime-symbolic"
 
 # protobuf serializes no message of 2 GiB or more; larger models go through files.
 _PROTOBUF_LIMIT = 2**31 - 1
@@ -363,7 +360,7 @@ class ShapeOracle:
                     inferred = first_line(exc)
         self.bare_seconds = time.perf_counter() - started
         if isinstance(inferred, str):
-            self.notes.append(EngineNote(ENGINE_ONNX, inferred))
+            self.notes.append(EngineNote(Engine.ONNX, inferred))
             inferred = onnx.ModelProto.FromString(self._stripped_bytes)
         self.inferred = inferred
         self._values = collect_values(inferred, self.paths)
@@ -398,18 +395,18 @@ class ShapeOracle:
                 self._info_cache[key] = self._initializer_info(graph, name)
         info = self._info_cache[key]
         if info is not None and info.rank is not None:
-            return info, ENGINE_ONNX
+            return info, Engine.ONNX
         ranked = self._loop_ranked.get(name) if graph == ROOT and self._loop_ranked is not None else None
         if ranked is not None and ranked.HasField("type"):
             found = tensor_info(ranked.type)
             if found is not None and found.rank is not None:
                 return TensorInfo(info.elem_type if info and info.elem_type else found.elem_type,
-                                  found.dims), ENGINE_LOOP_RANK
+                                  found.dims), Engine.ONNX_LOOP_RANK
         if graph == ROOT and self._symbolic is not None and name in self._symbolic:
             sym = self._symbolic[name]
             merged = TensorInfo(info.elem_type if info and info.elem_type else sym.elem_type, sym.dims)
-            return merged, ENGINE_SYMBOLIC
-        return info, (ENGINE_ONNX if info is not None else None)
+            return merged, Engine.ORT_SYMBOLIC
+        return info, (Engine.ONNX if info is not None else None)
 
     def _initializer_info(self, graph: str, name: str) -> TensorInfo | None:
         """Type and dims of the graph's own initializer ``name`` (inference never lists those)."""
@@ -447,7 +444,7 @@ class ShapeOracle:
         try:
             self._loop_ranked = collect_values(run_onnx_inference(model), [ROOT]).get(ROOT, {})
         except Exception as exc:
-            self.notes.append(EngineNote(ENGINE_LOOP_RANK, first_line(exc)))
+            self.notes.append(EngineNote(Engine.ONNX_LOOP_RANK, first_line(exc)))
 
     # -- ONNX Runtime symbolic inference (fallback) -----------------------------
     @timings.timed(timings.SYMBOLIC)
@@ -461,9 +458,9 @@ class ShapeOracle:
         swap_heavy_initializers(model, self.paths, all_external=True)
         result = run_symbolic_budgeted(model, budget_s)
         if isinstance(result, SymbolicFailure):
-            self.notes.append(EngineNote(ENGINE_SYMBOLIC, result.message))
+            self.notes.append(EngineNote(Engine.ORT_SYMBOLIC, result.message))
             if result.expired:
-                self.expired.append(Expiry(ENGINE_SYMBOLIC, budget_s))
+                self.expired.append(Expiry(Engine.ORT_SYMBOLIC, budget_s))
             return
         for value in list(result.graph.value_info) + list(result.graph.output):
             info = tensor_info(value.type) if value.HasField("type") else None
@@ -485,7 +482,7 @@ class ShapeOracle:
         if self.probe_result is None:
             self.probe_result = probe(self.loaded, outputs, timeout=budget_s)
             if self.probe_result.expired:
-                self.expired.append(Expiry(ENGINE_RUN, budget_s))
+                self.expired.append(Expiry(Engine.ORT_RUN, budget_s))
         return self.probe_result
 
     # -- dims pinned to two sizes -----------------------------------------------
@@ -498,7 +495,7 @@ class ShapeOracle:
             try:
                 self._pinned[size] = collect_values(run_onnx_inference(model), self.paths)
             except Exception as exc:
-                self.notes.append(EngineNote(ENGINE_PINNED, first_line(exc)))
+                self.notes.append(EngineNote(Engine.ONNX_PINNED, first_line(exc)))
                 self._pinned[size] = {}
         return self._pinned[size]
 
@@ -528,7 +525,7 @@ class ShapeOracle:
             try:
                 values = collect_values(run_onnx_inference(model), [ROOT]).get(ROOT, {})
             except Exception as exc:
-                self.notes.append(EngineNote(ENGINE_NAMES_PINNED, first_line(exc)))
+                self.notes.append(EngineNote(Engine.ONNX_NAMES_PINNED, first_line(exc)))
                 values = {}
             self._named_pins[run] = (sizes, values)
         return self._named_pins[run]

@@ -23,8 +23,6 @@ import onnx
 from onnx_lint.model.graphs import ROOT
 from onnx_lint.model.shapes import TensorInfo, tensor_info
 
-ENGINE_LOOP_RANK = "onnx, with Loop-carried ranks from the body"
-
 
 def _info(values: Mapping[str, onnx.ValueInfoProto], name: str) -> TensorInfo | None:
     value = values.get(name)

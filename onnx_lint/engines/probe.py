@@ -32,7 +32,6 @@ from onnx_lint.engines.sandbox import MEMORY_CAP_BYTES, run_child, signal_name, 
 from onnx_lint.model.io import LoadedModel
 from onnx_lint.model.shapes import Dim, TensorInfo
 
-ENGINE_RUN = "onnxruntime run"
 # The same ceilings as the --fix runtime check: session creation grows superlinearly with nodes.
 MAX_NODES = 20_000
 TIMEOUT_S = 60.0

@@ -16,10 +16,10 @@ from onnx_lint.base.errors import FixError
 from onnx_lint.base.timings import FIX_PLAN, FIX_WRITE, timed
 from onnx_lint.engines.checker import full_checker_error as _checker_error  # a module name tests replace
 from onnx_lint.engines.checker import inherit_passing_verdict
+from onnx_lint.engines.engine import Engine
 from onnx_lint.engines.ort_load_check import runtime_available, runtime_checkable, runtime_load_error
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
-from onnx_lint.lint.file_result import FileResult
 from onnx_lint.lint.linter import Enabled, run_rules
 from onnx_lint.lint.rule_api import Rule
 from onnx_lint.model.edits import MissingTarget, SortNodes, apply_edits, combine_fixes, target_of
@@ -195,7 +195,7 @@ def _keep_rejection(plan: FixPlan, rejected: list[str]) -> None:
     plan.relint.append(Diagnostic(
         file=plan.applied[0].file, code="OL102", name="checker-error", severity=Severity.ERROR,
         message=f"{rejected[0]} (after the fix, as before it)", location=Location(ROOT),
-        engine="onnx.checker, full"))
+        engine=Engine.CHECKER_FULL))
 
 
 def _runtime_checkable(loaded: LoadedModel) -> bool:

@@ -19,7 +19,7 @@ import onnx
 
 from onnx_lint.engines.inference import ShapeOracle
 from onnx_lint.model.graphs import GraphScope
-from onnx_lint.model.shapes import Dim, tensor_info
+from onnx_lint.model.shapes import tensor_info
 from onnx_lint.model.tensors import ConstantLookup
 
 
@@ -31,7 +31,7 @@ class BakedReshape:
     node: onnx.NodeProto
     batch: str
     # Per pinned run: the batch size, the input's dims and the (data-propagated) target's dims.
-    runs: tuple[tuple[int, tuple[Dim, ...], tuple[Dim, ...]], ...]
+    runs: tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]
 
 
 def batch_names(model: onnx.ModelProto) -> set[str]:
@@ -56,12 +56,13 @@ def computed_target_reshapes(scope: GraphScope, lookup: ConstantLookup) -> list[
             and lookup.find(scope, node.input[1]) is None]
 
 
-def _dims(values, name: str) -> tuple[Dim, ...] | None:
+def _dims(values, name: str) -> tuple[int, ...] | None:
+    """A pinned run's dims of a tensor, when every one is a known size (so their product means something)."""
     value = values.get(name)
     info = tensor_info(value.type) if value is not None and value.HasField("type") else None
     if info is None or info.dims is None or not all(isinstance(d, int) and d > 0 for d in info.dims):
         return None
-    return info.dims
+    return tuple(d for d in info.dims if isinstance(d, int))
 
 
 def baked_reshapes(scope: GraphScope, oracle: ShapeOracle, model: onnx.ModelProto) -> list[BakedReshape]:
@@ -74,13 +75,13 @@ def baked_reshapes(scope: GraphScope, oracle: ShapeOracle, model: onnx.ModelProt
     found: list[BakedReshape] = []
     for i in candidates:
         node = scope.graph.node[i]
-        seen: list[tuple[int, tuple[Dim, ...], tuple[Dim, ...]]] = []
+        seen: list[tuple[int, tuple[int, ...], tuple[int, ...]]] = []
         batch = None
         for sizes, values in runs:
             data, target = _dims(values, node.input[0]), _dims(values, node.output[0])
             if data is None or target is None:
                 break
-            held, kept = math.prod(data), math.prod(target)  # type: ignore[arg-type]
+            held, kept = math.prod(data), math.prod(target)
             match = next((n for n in sorted(names) if n in sizes and held == kept * sizes[n]
                           and sizes[n] > 1), None)
             if match is None or (batch is not None and match != batch):

@@ -17,9 +17,9 @@ import onnx
 
 from onnx_lint.base.timings import TYPE_FILL, timed
 from onnx_lint.engines.budget import inference_budget
-from onnx_lint.engines.inference import ENGINE_NAMES_PINNED, INLINE_ELEMENTS, PIN_SIZES, ShapeOracle
+from onnx_lint.engines.engine import Engine
+from onnx_lint.engines.inference import INLINE_ELEMENTS, PIN_SIZES, ShapeOracle
 from onnx_lint.engines.node_inference import NO_TYPE, ModelFacts, NodeFailure, explain_untyped, has_elem_type
-from onnx_lint.engines.probe import ENGINE_RUN
 from onnx_lint.lint.baked_batch import BakedReshape, baked_reshapes, downstream_tensors
 from onnx_lint.lint.diagnostics import Location
 from onnx_lint.model.dim_expressions import parse_dim_expression
@@ -58,7 +58,7 @@ class Declaration:
 
     @property
     def location(self) -> Location:
-        return Location(f"{self.graph}/{self.kind}[{self.index}]", tensor=self.name)
+        return Location.at_entry(self.graph, self.kind, self.index, tensor=self.name)
 
     @property
     def comparable(self) -> bool:
@@ -77,8 +77,22 @@ class Declaration:
         return self.declared.dims, self.derived.dims
 
     @property
+    def declared_info(self) -> TensorInfo:
+        """The declared type, for a declaration a check (``comparable``, a mismatch) proved declared."""
+        if self.declared is None:
+            raise ValueError(f"{self.kind} '{self.name}' declares no type")
+        return self.declared
+
+    @property
+    def derived_info(self) -> TensorInfo:
+        """The derived type, for a declaration a check (``comparable``, a mismatch) proved derived."""
+        if self.derived is None:
+            raise ValueError(f"no engine derives a type for {self.kind} '{self.name}'")
+        return self.derived
+
+    @property
     def rank_mismatch(self) -> bool:
-        return self.comparable and self.declared.rank != self.derived.rank  # type: ignore[union-attr]
+        return self.comparable and self.declared_info.rank != self.derived_info.rank
 
     @property
     def shape_stale(self) -> bool:
@@ -283,7 +297,7 @@ class LintContext:
             if fact is not None:
                 elem_type = decl.derived.elem_type if decl.derived is not None and decl.derived.elem_type else 0
                 decl.derived = TensorInfo(elem_type or fact.info.elem_type, fact.info.dims)
-                decl.engine = ENGINE_RUN
+                decl.engine = Engine.ORT_RUN
 
     def _find_conflicts(self, decls: list[Declaration]) -> None:
         pending: list[tuple[Declaration, int]] = []
@@ -330,7 +344,7 @@ class LintContext:
     def _run_evidence(self, decl: Declaration, index: int) -> tuple[str | None, tuple[int, int], bool] | None:
         """For a dim the model run derived: the input dim it follows (or None), its sizes in runs A and B,
         and whether it changed with the data alone."""
-        if decl.engine != ENGINE_RUN or self.oracle.probe_result is None:
+        if decl.engine != Engine.ORT_RUN or self.oracle.probe_result is None:
             return None
         fact = self.oracle.probe_result.facts.get(decl.name)
         if fact is None or len(fact.sizes) <= index:
@@ -365,7 +379,7 @@ class LintContext:
                 i, want, decl.dims_pair[1][i], "name",
                 f"declared '{want}' (= {expected} when {_pins_clause(want, sizes)}) but the graph computes "
                 f"{got}{which}"))
-            decl.engine = ENGINE_NAMES_PINNED
+            decl.engine = Engine.ONNX_NAMES_PINNED
 
     def _check_pinned(self, pending: list[tuple[Declaration, int]]) -> None:
         """Declared concrete vs anonymous derived: infer twice with dynamic dims pinned."""
@@ -381,7 +395,7 @@ class LintContext:
                 decl.conflicts.append(DimConflict(
                     i, decl.dims_pair[0][i], decl.dims_pair[1][i], "pinned",
                     f"it changes with the dynamic input dims ({pins})"))
-                decl.engine = "onnx, dynamic dims pinned"
+                decl.engine = Engine.ONNX_PINNED
 
     def _baked_one(self, decl: Declaration, want: Dim) -> bool:
         """A declared 1 downstream of a Reshape that bakes batch 1 in: the only size that runs.
@@ -427,7 +441,7 @@ class LintContext:
         for decl in decls:
             if decl.kind != "output" or decl.graph != ROOT or not decl.comparable or decl.rank_mismatch:
                 continue
-            if decl.conflicts or decl.engine == ENGINE_RUN:
+            if decl.conflicts or decl.engine == Engine.ORT_RUN:
                 continue
             for i, (want, got) in enumerate(zip(*decl.dims_pair)):
                 if isinstance(want, str) and not self.claims_size(want) and not isinstance(got, int):
@@ -451,7 +465,7 @@ class LintContext:
                     i, name, decl.dims_pair[1][i], "param-reuse",
                     f"dim_param '{name}' is used for dims the graph computes as {shown}, with the dynamic "
                     f"input dims pinned"))
-                decl.engine = ENGINE_NAMES_PINNED
+                decl.engine = Engine.ONNX_NAMES_PINNED
 
     def reconciled_dims(self, decl: Declaration) -> tuple[Dim, ...]:
         """Reconcile (docs/design.md): derived rank and concrete dims; declared names kept where derived is symbolic."""

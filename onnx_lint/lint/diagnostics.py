@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from onnx_lint.model.edits import Edit, edit_from_json, edit_to_json
+
+if TYPE_CHECKING:
+    import onnx
 
 
 class Severity(str, enum.Enum):
@@ -34,6 +37,17 @@ class Location:
     tensor: str | None = None
     node: str | None = None
     op_type: str | None = None
+
+    @classmethod
+    def at_node(cls, graph: str, index: int, node: onnx.NodeProto, *, tensor: str | None = None,
+                op_type: str | None = None) -> Location:
+        """The ``index``-th node of a graph: named by the node (``None`` when unnamed), with its op_type."""
+        return cls(f"{graph}/node[{index}]", tensor=tensor, node=node.name or None, op_type=op_type or node.op_type)
+
+    @classmethod
+    def at_entry(cls, graph: str, kind: str, index: int, tensor: str | None = None) -> Location:
+        """The ``index``-th entry of a graph's ``kind`` list (``input``, ``output``, ``value_info``, ...)."""
+        return cls(f"{graph}/{kind}[{index}]", tensor=tensor)
 
     def display(self) -> str:
         """``graph/output[0] 'Y'`` or ``graph/node[3] 'TopK_0' (TopK)``."""

@@ -19,7 +19,7 @@ from typing import Any
 
 import onnx
 
-from onnx_lint.engines.inference import ENGINE_ONNX
+from onnx_lint.engines.engine import Engine
 from onnx_lint.lint.context import Declaration, LintContext
 from onnx_lint.lint.diagnostics import Location
 from onnx_lint.model.graphs import GraphScope
@@ -156,7 +156,7 @@ class _Labeller:
         declared = tensor_info(value.type) if value is not None and value.HasField("type") else None
         untyped = name in self.untyped
         if untyped:
-            engine = ENGINE_ONNX  # the engine that left it untyped, whatever a fallback found later
+            engine = Engine.ONNX  # the engine that left it untyped, whatever a fallback found later
         return {
             "tensor": name,
             "declared": format_info(declared) if name in self.declared else None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import sys
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from onnx_lint.base.links import rule_page_url
 from onnx_lint.lint.diagnostics import Applicability, Diagnostic, Fix, FixAvailability, Location, Severity
@@ -77,6 +77,17 @@ class Rule:
             engine=engine,
             fix=fix,
         )
+
+
+AnEdit = TypeVar("AnEdit")
+
+
+def the_edit(edits: Sequence[Edit], kind: type[AnEdit]) -> AnEdit:
+    """The one edit of a fix, as the kind of edit the rule makes (a ``fix_title`` needs its fields)."""
+    [edit] = edits
+    if not isinstance(edit, kind):
+        raise TypeError(f"not a {kind.__name__} edit: {edit!r}")
+    return edit
 
 
 def computed_dims_title(edits: Sequence[Edit], what: str = "shape") -> str:

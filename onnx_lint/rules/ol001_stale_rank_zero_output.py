@@ -50,7 +50,7 @@ class StaleRankZeroOutput(Rule):
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for decl in ctx.declarations:
-            if decl.kind != "output" or not decl.rank_mismatch or decl.declared.rank != 0:  # type: ignore[union-attr]
+            if decl.kind != "output" or not decl.rank_mismatch or decl.declared_info.rank != 0:
                 continue
             yield self.report(
                 ctx,

@@ -88,7 +88,7 @@ class DimParamMismatch(Rule):
             clauses = "; ".join(describe_conflict(c) for c in decl.conflicts)
             yield self.report(
                 ctx,
-                f"graph output '{decl.name}' is declared {format_dims(decl.declared.dims)}: {clauses}",  # type: ignore[union-attr]
+                f"graph output '{decl.name}' is declared {format_dims(decl.declared_info.dims)}: {clauses}",
                 decl.location,
                 engine=decl.engine,
                 edits=[ctx.reconcile_edit(decl)],

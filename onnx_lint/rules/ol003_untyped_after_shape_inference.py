@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from onnx_lint.engines.inference import ENGINE_ONNX
+from onnx_lint.engines.engine import Engine
 from onnx_lint.lint.consequences import model_accepted, model_opsets, typing_consumers
 from onnx_lint.lint.context import LintContext, UntypedGroup
 from onnx_lint.lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
@@ -105,9 +105,8 @@ class UntypedAfterShapeInference(Rule):
                                  if free else "")
                     consequence = (f"; no operator downstream needs the type ({accepted[1]}; the quantizer "
                                    f"and FP16 converters leave ai.onnx.ml operators as they are{accepting})")
-            if group.node is not None:
-                location = Location(f"{group.graph}/node[{group.node_index}]", node=group.node.name or None,
-                                    op_type=group.node.op_type)
+            if group.node is not None and group.node_index is not None:  # set together: the root-cause node
+                location = Location.at_node(group.graph, group.node_index, group.node)
                 where = "ONNX shape inference stopped at this node"
             else:
                 location = Location(group.graph, tensor=group.tensors[0])
@@ -122,7 +121,7 @@ class UntypedAfterShapeInference(Rule):
             message += consequence
             if severity is Severity.INFO:
                 edits = []  # nothing needs the types: a healthy model stays byte-identical under --fix
-            yield self.report(ctx, message, location, engine=ENGINE_ONNX, edits=edits or None, severity=severity)
+            yield self.report(ctx, message, location, engine=Engine.ONNX, edits=edits or None, severity=severity)
 
     @staticmethod
     def _fill(ctx: LintContext, group: UntypedGroup) -> tuple[list[Edit], list[str]]:

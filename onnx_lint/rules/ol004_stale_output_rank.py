@@ -46,13 +46,13 @@ class StaleOutputRank(Rule):
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for decl in ctx.declarations:
-            if decl.kind != "output" or not decl.rank_mismatch or decl.declared.rank == 0:  # type: ignore[union-attr]
+            if decl.kind != "output" or not decl.rank_mismatch or decl.declared_info.rank == 0:
                 continue
             yield self.report(
                 ctx,
-                f"graph output '{decl.name}' is declared with rank {decl.declared.rank} "  # type: ignore[union-attr]
-                f"{format_dims(decl.declared.dims)}, but the graph computes rank "  # type: ignore[union-attr]
-                f"{decl.derived.rank} {format_info(decl.derived)}",  # type: ignore[union-attr]
+                f"graph output '{decl.name}' is declared with rank {decl.declared_info.rank} "
+                f"{format_dims(decl.declared_info.dims)}, but the graph computes rank "
+                f"{decl.derived_info.rank} {format_info(decl.derived_info)}",
                 decl.location,
                 engine=decl.engine,
                 edits=[ctx.reconcile_edit(decl)],

@@ -53,13 +53,13 @@ class StaleValueInfo(Rule):
             if decl.kind != "value_info" or not decl.shape_stale:
                 continue
             if decl.rank_mismatch:
-                why = f"the graph computes rank {decl.derived.rank} {format_info(decl.derived)}"  # type: ignore[union-attr]
+                why = f"the graph computes rank {decl.derived_info.rank} {format_info(decl.derived_info)}"
             else:
                 why = "; ".join(describe_conflict(c) for c in decl.conflicts)
             edit = ctx.reconcile_edit(decl) if decl.derived is not None else RemoveValueInfo(decl.graph, decl.name)
             yield self.report(
                 ctx,
-                f"value_info '{decl.name}' is declared {format_dims(decl.declared.dims)}: {why}",  # type: ignore[union-attr]
+                f"value_info '{decl.name}' is declared {format_dims(decl.declared_info.dims)}: {why}",
                 decl.location,
                 engine=decl.engine,
                 edits=[edit],

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, FixAvailability, Severity
-from onnx_lint.lint.rule_api import Rule
+from onnx_lint.lint.rule_api import Rule, the_edit
 from onnx_lint.model.edits import Edit, SetType
 from onnx_lint.model.shapes import elem_type_name
 
@@ -41,8 +41,8 @@ class StaleElementType(Rule):
     summary = "A declared element type differs from the type the graph computes"
 
     def fix_title(self, edits: Sequence[Edit]) -> str:
-        [edit] = edits
-        return f"Declare the computed element type {elem_type_name(edit.elem_type or 0)} on '{edit.tensor}'"  # type: ignore[union-attr]
+        edit = the_edit(edits, SetType)
+        return f"Declare the computed element type {elem_type_name(edit.elem_type or 0)} on '{edit.tensor}'"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for decl in ctx.declarations:
@@ -51,9 +51,9 @@ class StaleElementType(Rule):
             what = "graph output" if decl.kind == "output" else "value_info"
             yield self.report(
                 ctx,
-                f"{what} '{decl.name}' is declared {elem_type_name(decl.declared.elem_type)}, "  # type: ignore[union-attr]
-                f"but the graph computes {elem_type_name(decl.derived.elem_type)}",  # type: ignore[union-attr]
+                f"{what} '{decl.name}' is declared {elem_type_name(decl.declared_info.elem_type)}, "
+                f"but the graph computes {elem_type_name(decl.derived_info.elem_type)}",
                 decl.location,
                 engine=decl.engine,
-                edits=[SetType(decl.graph, decl.kind, decl.name, elem_type=decl.derived.elem_type)],  # type: ignore[union-attr]
+                edits=[SetType(decl.graph, decl.kind, decl.name, elem_type=decl.derived_info.elem_type)],
             )

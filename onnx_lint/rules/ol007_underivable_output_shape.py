@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from onnx_lint.engines.inference import ENGINE_SYMBOLIC
-from onnx_lint.engines.probe import ENGINE_RUN, branch_note
+from onnx_lint.engines.engine import Engine
+from onnx_lint.engines.probe import branch_note
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Severity
 from onnx_lint.lint.rule_api import Rule
@@ -49,7 +49,7 @@ class UnderivableOutputShape(Rule):
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for decl in ctx.declarations:
-            if decl.kind == "output" and decl.engine == ENGINE_RUN and ctx.oracle.probe_result is not None:
+            if decl.kind == "output" and decl.engine == Engine.ORT_RUN and ctx.oracle.probe_result is not None:
                 yield from self._branch_dependent(ctx, decl)
             if decl.kind != "output" or not decl.underivable:
                 continue
@@ -61,21 +61,22 @@ class UnderivableOutputShape(Rule):
                 continue  # sequences and maps (ZipMap) have no tensor shape to derive
             tried = ["onnx: no shape"]
             if decl.graph == ROOT and ctx.oracle.symbolic_ran:
-                failure = next((n.message for n in ctx.oracle.notes if n.engine == ENGINE_SYMBOLIC), None)
+                failure = next((n.message for n in ctx.oracle.notes if n.engine == Engine.ORT_SYMBOLIC), None)
                 if failure is not None and "cyclic" in failure:
                     # The model has no cycle (cycles are refused before any rule runs): ONNX Runtime's
                     # engine says so whenever an output or a node input is a tensor nothing defines.
                     failure = "stopped: the graph outputs or reads a tensor nothing defines"
-                tried.append(f"{ENGINE_SYMBOLIC}: {failure or 'no shape'}")
+                tried.append(f"{Engine.ORT_SYMBOLIC}: {failure or 'no shape'}")
             elif decl.graph != ROOT:
-                tried.append(f"{ENGINE_SYMBOLIC}: not run on subgraphs")
-                tried.append(f"{ENGINE_RUN}: a run returns only the main graph's outputs, not a subgraph's")
+                tried.append(f"{Engine.ORT_SYMBOLIC}: not run on subgraphs")
+                tried.append(f"{Engine.ORT_RUN}: a run returns only the main graph's outputs, not a subgraph's")
             if decl.graph == ROOT:
                 if not ctx.runtime_probe:
-                    tried.append(f"{ENGINE_RUN}: turned off")
+                    tried.append(f"{Engine.ORT_RUN}: turned off")
                 elif ctx.oracle.probe_result is not None:
                     result = ctx.oracle.probe_result
-                    tried.append(f"{ENGINE_RUN}: {result.reason or result.unstable.get(decl.name, 'no stable shape')}")
+                    why = result.reason or result.unstable.get(decl.name, "no stable shape")
+                    tried.append(f"{Engine.ORT_RUN}: {why}")
             yield self.report(
                 ctx,
                 f"no inference engine could derive the shape of graph output '{decl.name}' "
@@ -92,7 +93,7 @@ class UnderivableOutputShape(Rule):
             return
         yield self.report(
             ctx,
-            f"the shape of graph output '{decl.name}' depends on which If branch runs ({ENGINE_RUN}: {note}); "
+            f"the shape of graph output '{decl.name}' depends on which If branch runs ({Engine.ORT_RUN}: {note}); "
             f"its declaration {format_info(decl.declared)} is kept for those dims, unverified",
             decl.location,
         )

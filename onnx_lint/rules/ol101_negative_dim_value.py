@@ -30,9 +30,9 @@ from collections.abc import Iterable, Sequence
 
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
-from onnx_lint.lint.rule_api import Rule
-from onnx_lint.model.edits import Edit, SetType
-from onnx_lint.model.shapes import format_dims, tensor_info
+from onnx_lint.lint.rule_api import Rule, the_edit
+from onnx_lint.model.edits import Edit, Kind, SetType
+from onnx_lint.model.shapes import TensorInfo, format_dims, tensor_info
 
 _WHAT = {"input": "graph input", "output": "graph output", "value_info": "value_info"}
 
@@ -45,14 +45,15 @@ class NegativeDimValue(Rule):
     summary = "A declared dim_value is negative (exporters write -1 for a dynamic dim)"
 
     def fix_title(self, edits: Sequence[Edit]) -> str:
-        [edit] = edits
-        return f"Make the negative dims of '{edit.tensor}' dynamic: {format_dims(edit.dims)}"  # type: ignore[union-attr]
+        edit = the_edit(edits, SetType)
+        return f"Make the negative dims of '{edit.tensor}' dynamic: {format_dims(edit.dims)}"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         # value_info entries identical to what inference derives cannot hold a negative dim,
         # so the declarations the context already compares are the only ones to scan.
-        candidates = [(scope.path, "input", i, v.name, tensor_info(v.type))
-                      for scope in ctx.scopes for i, v in enumerate(scope.graph.input)]
+        candidates: list[tuple[str, Kind, int, str, TensorInfo | None]] = [
+            (scope.path, "input", i, v.name, tensor_info(v.type))
+            for scope in ctx.scopes for i, v in enumerate(scope.graph.input)]
         candidates += [(d.graph, d.kind, d.index, d.name, d.declared) for d in ctx.declarations]
         for graph, kind, index, name, info in candidates:
             if info is None or not info.dims or not any(isinstance(d, int) and d < 0 for d in info.dims):
@@ -63,6 +64,6 @@ class NegativeDimValue(Rule):
                 ctx,
                 f"{_WHAT[kind]} '{name}' is declared {format_dims(info.dims)}: dim {', '.join(bad)} is negative; "
                 "ONNX requires dim_value >= 0 (a dynamic dim is an empty dim or a dim_param)",
-                Location(f"{graph}/{kind}[{index}]", tensor=name),
-                edits=[SetType(graph, kind, name, dims=dims)],  # type: ignore[arg-type]
+                Location.at_entry(graph, kind, index, tensor=name),
+                edits=[SetType(graph, kind, name, dims=dims)],
             )

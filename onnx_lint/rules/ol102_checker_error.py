@@ -55,9 +55,10 @@ from collections.abc import Iterable, Sequence
 from onnx import TensorProto
 
 from onnx_lint.engines.checker import checker_errors
+from onnx_lint.engines.engine import Engine
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
-from onnx_lint.lint.rule_api import Rule
+from onnx_lint.lint.rule_api import Rule, the_edit
 from onnx_lint.model.edits import Edit, SetIrVersion
 from onnx_lint.model.graphs import resolve_graph
 
@@ -73,36 +74,36 @@ class CheckerError(Rule):
     summary = "onnx.checker rejects a node or declaration (every error, each with its location)"
 
     def fix_title(self, edits: Sequence[Edit]) -> str:
-        [edit] = edits
-        return f"Raise the IR version to {edit.version} (initializers need not be graph inputs)"  # type: ignore[union-attr]
+        edit = the_edit(edits, SetIrVersion)
+        return f"Raise the IR version to {edit.version} (initializers need not be graph inputs)"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for error in checker_errors(ctx.loaded):
+            index = error.index or 0  # only a model-level finding has no index
             if error.what == "node":
-                node = resolve_graph(ctx.model, error.graph).node[error.index or 0]
-                location = Location(f"{error.graph}/node[{error.index}]", node=node.name or None,
-                                    op_type=node.op_type)
+                node = resolve_graph(ctx.model, error.graph).node[index]
+                location = Location.at_node(error.graph, index, node)
             elif error.what == "model":
                 location = Location(error.graph)
             else:
-                location = Location(f"{error.graph}/{error.what}[{error.index}]", tensor=error.name)
+                location = Location.at_entry(error.graph, error.what, index, tensor=error.name)
             raisable = INITIALIZER_NOT_INPUT in error.message and ctx.model.ir_version == 3
             edits: list[Edit] | None = [SetIrVersion(4)] if raisable else None
-            yield self.report(ctx, f"onnx.checker: {error.message}", location, engine="onnx.checker", edits=edits)
+            yield self.report(ctx, f"onnx.checker: {error.message}", location, engine=Engine.CHECKER, edits=edits)
         for scope, index, message in ctx.covered_failures:
             node = scope.graph.node[index]
             yield self.report(
                 ctx, f"ONNX inference fails at this node ({message}); the declared types of its outputs "
                      "only hide it: the full checker and ONNX Runtime refuse the model",
-                Location(f"{scope.path}/node[{index}]", node=node.name or None, op_type=node.op_type),
-                engine="onnx")
+                Location.at_node(scope.path, index, node),
+                engine=Engine.ONNX)
         if _mixed_precision(ctx):
             for (graph, index), message in sorted(ctx.oracle.type_conflicts().items()):
                 node = resolve_graph(ctx.model, graph).node[index]
                 yield self.report(
                     ctx, f"onnx.checker (full): {message}; ONNX Runtime refuses the model",
-                    Location(f"{graph}/node[{index}]", node=node.name or None, op_type=node.op_type),
-                    engine="onnx.checker, full")
+                    Location.at_node(graph, index, node),
+                    engine=Engine.CHECKER_FULL)
 
 
 _HALF = frozenset((TensorProto.FLOAT16, TensorProto.BFLOAT16))

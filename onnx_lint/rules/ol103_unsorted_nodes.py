@@ -34,7 +34,7 @@ from collections.abc import Iterable, Sequence
 from onnx_lint.engines.checker import checker_verdict
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
-from onnx_lint.lint.rule_api import Rule
+from onnx_lint.lint.rule_api import Rule, the_edit
 from onnx_lint.model.edits import Edit, SortNodes
 from onnx_lint.model.graphs import out_of_order_nodes
 from onnx_lint.model.tensors import node_label
@@ -48,8 +48,8 @@ class UnsortedNodes(Rule):
     summary = "Nodes are not in topological order (the checker rejects it; the fix reorders them only)"
 
     def fix_title(self, edits: Sequence[Edit]) -> str:
-        [edit] = edits
-        return f"Sort the nodes of {edit.graph} in topological order"  # type: ignore[union-attr]
+        edit = the_edit(edits, SortNodes)
+        return f"Sort the nodes of {edit.graph} in topological order"
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         if checker_verdict(ctx.loaded) is None:
@@ -66,7 +66,6 @@ class UnsortedNodes(Rule):
                 f"{scope.path}: node '{node_label(node)}' reads '{tensor}', which node[{producer}] "
                 f"'{node_label(scope.graph.node[producer])}' produces later in the list{more}; "
                 "ONNX requires nodes in topological order",
-                Location(f"{scope.path}/node[{index}]", node=node.name or None, tensor=tensor,
-                         op_type=node.op_type),
+                Location.at_node(scope.path, index, node, tensor=tensor),
                 edits=[SortNodes(scope.path)],
             )

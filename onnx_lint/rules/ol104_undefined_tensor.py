@@ -58,13 +58,12 @@ class UndefinedTensor(Rule):
                         ctx,
                         f"node '{node_label(node)}' reads {', '.join(repr(m) for m in missing)}, which no node "
                         "produces and is not an input or initializer",
-                        Location(f"{scope.path}/node[{i}]", node=node.name or None, tensor=missing[0],
-                                 op_type=node.op_type))
+                        Location.at_node(scope.path, i, node, tensor=missing[0]))
             for i, value in enumerate(scope.graph.output):
                 if (scope.path, value.name) in ctx.undefined_outputs:
                     yield self.report(
                         ctx,
                         f"graph output '{value.name}' is not produced by any node, and is not an input or "
                         "initializer; ONNX Runtime refuses the model",
-                        Location(f"{scope.path}/output[{i}]", tensor=value.name))
+                        Location.at_entry(scope.path, "output", i, tensor=value.name))
 

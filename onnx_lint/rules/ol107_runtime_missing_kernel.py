@@ -100,7 +100,7 @@ class RuntimeMissingKernel(Rule):
                     node = scope.graph.node[i]
                     yield self.report(
                         ctx, f"ONNX Runtime {facts.version} has no CPU kernel for node '{node_label(node)}': "
-                        f"{problem}", Location(f"{scope.path}/node[{i}]", node=node.name or None, op_type=node.op_type),
+                        f"{problem}", Location.at_node(scope.path, i, node),
                         engine=ENGINE)
 
 

@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from onnx_lint.engines.engine import Engine
 from onnx_lint.lint.baked_batch import BakedReshape, batch_names
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
@@ -102,14 +103,14 @@ class BatchBakedIntoConstant(Rule):
                 f"{node.op_type} '{node_label(node)}' has the constant target shape '{node.input[1]}' = "
                 f"{target.tolist()}, which fixes dim 0 to {lead}, while its input '{node.input[0]}' has the dynamic "
                 f"batch dim '{info.dims[0]}'; at any other batch size the {node.op_type} fails or mixes samples",
-                Location(f"{ROOT}/node[{i}]", node=node.name or None, tensor=node.input[1], op_type=node.op_type),
-                engine="onnx",
+                Location.at_node(ROOT, i, node, tensor=node.input[1]),
+                engine=Engine.ONNX,
             )
 
     def _computed(self, ctx: LintContext, baked: BakedReshape) -> Diagnostic:
         node = baked.node
-        pins = "; ".join(f"at {baked.batch}={size} it holds {format_dims(data)} = {math.prod(data)} elements "  # type: ignore[arg-type]
-                         f"and the target says {format_dims(target)} = {math.prod(target)}"  # type: ignore[arg-type]
+        pins = "; ".join(f"at {baked.batch}={size} it holds {format_dims(data)} = {math.prod(data)} elements "
+                         f"and the target says {format_dims(target)} = {math.prod(target)}"
                          for size, data, target in baked.runs)
         return self.report(
             ctx,
@@ -117,7 +118,6 @@ class BatchBakedIntoConstant(Rule):
             f"constants, but the target leaves out the dynamic batch dim '{baked.batch}' of its input "
             f"'{node.input[0]}' ({pins}): it runs only at {baked.batch}=1, and at any other batch size the "
             "Reshape fails",
-            Location(f"{ROOT}/node[{baked.index}]", node=node.name or None, tensor=node.input[1],
-                     op_type=node.op_type),
-            engine="onnx, input dims pinned",
+            Location.at_node(ROOT, baked.index, node, tensor=node.input[1]),
+            engine=Engine.ONNX_INPUT_DIMS_PINNED,
         )

@@ -58,7 +58,7 @@ class DuplicateValueInfo(Rule):
             yield self.report(
                 ctx,
                 f"value_info declares '{found.name}' {len(found.indexes)} times ({places}): {why}",
-                Location(f"{found.graph}/value_info[{first_dropped}]", tensor=found.name),
+                Location.at_entry(found.graph, "value_info", first_dropped, tensor=found.name),
                 edits=[DropDuplicateValueInfo(found.graph, found.name, found.ordinal)],
                 severity=Severity.INFO if found.identical else None,
             )

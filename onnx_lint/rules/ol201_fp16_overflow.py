@@ -183,7 +183,6 @@ def _message(const: ConstantTensor, problem: str, nodes: list[onnx.NodeProto]) -
 def _location(graph_path: str, const: ConstantTensor, graph: onnx.GraphProto) -> Location:
     if const.node_index is not None:
         node = graph.node[const.node_index]
-        return Location(f"{graph_path}/node[{const.node_index}]", tensor=const.name, node=node.name or None,
-                        op_type="Constant")
+        return Location.at_node(graph_path, const.node_index, node, tensor=const.name, op_type="Constant")
     index = next(i for i, t in enumerate(graph.initializer) if t.name == const.name)
-    return Location(f"{graph_path}/initializer[{index}]", tensor=const.name)
+    return Location.at_entry(graph_path, "initializer", index, tensor=const.name)

@@ -47,4 +47,4 @@ class QdqPresent(Rule):
             ctx, f"the model already holds {len(found)} QuantizeLinear/DequantizeLinear node(s), the first at "
             f"{scope.path}/node[{index}]; quantizing it again would insert a second Q/DQ pair around "
             "quantized tensors; quantize the float original instead",
-            Location(f"{scope.path}/node[{index}]", node=node.name or None, op_type=node.op_type))
+            Location.at_node(scope.path, index, node))

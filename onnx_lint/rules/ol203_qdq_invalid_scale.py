@@ -67,5 +67,4 @@ class QdqInvalidScale(Rule):
                 yield self.report(
                     ctx, f"{node.op_type} '{node_label(node)}' has scale '{node.input[1]}' holding {problem}; "
                     "quantized values become saturated, zero or NaN",
-                    Location(f"{scope.path}/node[{index}]", node=node.name or None, tensor=node.input[1],
-                             op_type=node.op_type))
+                    Location.at_node(scope.path, index, node, tensor=node.input[1]))

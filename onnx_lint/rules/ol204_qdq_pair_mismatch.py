@@ -77,8 +77,7 @@ class QdqPairMismatch(Rule):
                     ctx, f"DequantizeLinear '{node_label(node)}' reads QuantizeLinear '{node_label(q)}' directly "
                     f"but with different parameters ({'; '.join(differences)}): the pair rescales the tensor "
                     "instead of round-tripping it",
-                    Location(f"{scope.path}/node[{index}]", node=node.name or None, tensor=node.input[0],
-                             op_type=node.op_type))
+                    Location.at_node(scope.path, index, node, tensor=node.input[0]))
 
 
 def _param(lookup: ConstantLookup, scope, node, position: int) -> np.ndarray | None:

@@ -70,4 +70,4 @@ class QdqZeroPointType(Rule):
         yield self.report(
             ctx, f"{counts}: TensorRT accepts only int8 zero-points equal to 0 (symmetric signed quantization); "
             "ONNX Runtime runs the model as it is",
-            Location(f"{path}/node[{index}]", node=node.name or None, op_type=node.op_type))
+            Location.at_node(path, index, node))
