@@ -411,11 +411,7 @@ class ShapeOracle:
     def _initializer_info(self, graph: str, name: str) -> TensorInfo | None:
         """Type and dims of the graph's own initializer ``name`` (inference never lists those)."""
         if self._initializers is None:
-            self._initializers = {}
-            for scope in self.loaded.scopes:
-                table = {t.name: t for t in scope.graph.initializer}
-                table.update((s.values.name, s) for s in scope.graph.sparse_initializer)
-                self._initializers[scope.path] = table
+            self._initializers = {scope.path: scope.initializers() for scope in self.loaded.scopes}
         tensor = self._initializers.get(graph, {}).get(name)
         if isinstance(tensor, onnx.SparseTensorProto):
             return TensorInfo(tensor.values.data_type, tuple(tensor.dims))

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 
 import onnx
 
-from onnx_lint.model.graphs import ROOT
+from onnx_lint.model.graphs import ONNX_DOMAINS, ROOT
 from onnx_lint.model.shapes import TensorInfo, tensor_info
 
 
@@ -37,7 +37,7 @@ def carried_rank_hints(model: onnx.ModelProto, values: Mapping[str, Mapping[str,
     """
     outer = values.get(ROOT, {})
     for index, node in enumerate(model.graph.node):
-        if node.op_type != "Loop" or node.domain not in ("", "ai.onnx"):
+        if node.op_type != "Loop" or node.domain not in ONNX_DOMAINS:
             continue
         body = next((a.g for a in node.attribute if a.name == "body"), None)
         if body is None:

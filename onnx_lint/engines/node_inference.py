@@ -25,12 +25,11 @@ import onnx.shape_inference
 
 from onnx_lint.base.errors import first_line, inner_message, untagged
 from onnx_lint.engines.inference import run_onnx_inference
-from onnx_lint.model.graphs import outer_reads, subgraph_attributes
+from onnx_lint.model.graphs import onnx_domain, outer_reads, subgraph_attributes
 
 TypeOf = Callable[[str], "onnx.TypeProto | None"]
 DataOf = Callable[[str], "onnx.TensorProto | None"]
 
-_DEFAULT_DOMAINS = ("", "ai.onnx")
 
 
 @dataclass(frozen=True)
@@ -201,7 +200,7 @@ def _known_domains() -> frozenset[str]:
 
 
 def _domain(domain: str) -> str:
-    return "" if domain in _DEFAULT_DOMAINS else domain
+    return onnx_domain(domain)
 
 
 def _shown(domain: str) -> str:

@@ -21,11 +21,18 @@ import onnx
 from onnx import AttributeProto, TensorProto
 from onnx.defs import OpSchema
 
-from onnx_lint.model.graphs import ROOT, GraphScope, iter_scopes, subgraph_attributes, topological_order
+from onnx_lint.model.graphs import (
+    ONNX_DOMAINS,
+    ROOT,
+    GraphScope,
+    iter_scopes,
+    onnx_domain,
+    subgraph_attributes,
+    topological_order,
+)
 
 Key = tuple[str, str]  # (graph path, tensor name)
 
-_DEFAULT_DOMAINS = ("", "ai.onnx")
 _TENSOR_TYPE = re.compile(r"tensor\((\w+)\)")
 _DTYPE_BY_NAME = {name.lower(): value for name, value in TensorProto.DataType.items() if value}
 _VALID_DTYPES = frozenset(_DTYPE_BY_NAME.values())
@@ -231,14 +238,12 @@ class _Propagator:
 
     def lookup(self, scope: GraphScope, name: str) -> int | None:
         """A name's type as seen from ``scope``: the innermost graph defining it decides."""
-        current: GraphScope | None = scope
-        while current is not None:
+        for current in scope.outward():
             found = self.types[current.path].get(name)
             if found is not None:
                 return found
             if name in self.defined[current.path]:
                 return None
-            current = current.parent
         return None
 
     def input_type(self, scope: GraphScope, node: onnx.NodeProto, index: int) -> int | None:
@@ -256,7 +261,7 @@ class _Propagator:
 
     def signature(self, node: onnx.NodeProto) -> _Signature | None:
         """The schema for the model's opset of the node's domain; cached, lookups are slow."""
-        domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
+        domain = onnx_domain(node.domain)
         version = self.opsets.get(domain)
         if version is None:
             return None
@@ -279,7 +284,7 @@ class _Propagator:
         for i, elem in enumerate(control[: len(outputs)]):
             if elem is not None:
                 outputs[i] = elem
-        if sig and node.domain in _DEFAULT_DOMAINS and node.op_type in _SPECIALS and outputs:
+        if sig and node.domain in ONNX_DOMAINS and node.op_type in _SPECIALS and outputs:
             special = _SPECIALS[node.op_type](self, scope, node)
             if special is not None:
                 outputs[0] = special
@@ -336,7 +341,7 @@ class _Propagator:
         }
         if not subs:
             return []
-        control = _CONTROL.get(node.op_type) if sig and node.domain in _DEFAULT_DOMAINS else None
+        control = _CONTROL.get(node.op_type) if sig and node.domain in ONNX_DOMAINS else None
         if control is not None and sig is not None:
             control.bind_inputs(self, scope, node, sig, subs)
         for sub in subs.values():
@@ -358,7 +363,7 @@ class _Propagator:
 def _opsets(model: onnx.ModelProto) -> dict[str, int]:
     opsets: dict[str, int] = {}
     for entry in model.opset_import:
-        opsets["" if entry.domain in _DEFAULT_DOMAINS else entry.domain] = entry.version
+        opsets[onnx_domain(entry.domain)] = entry.version
     return opsets
 
 

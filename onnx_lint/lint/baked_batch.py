@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import onnx
 
 from onnx_lint.engines.inference import ShapeOracle
-from onnx_lint.model.graphs import GraphScope
+from onnx_lint.model.graphs import ONNX_DOMAINS, GraphScope
 from onnx_lint.model.shapes import tensor_info
 from onnx_lint.model.tensors import ConstantLookup
 
@@ -52,7 +52,7 @@ def computed_target_reshapes(scope: GraphScope, lookup: ConstantLookup) -> list[
     if "Reshape" not in scope.op_types():
         return []
     return [i for i, node in enumerate(scope.graph.node)
-            if node.op_type == "Reshape" and node.domain in ("", "ai.onnx") and len(node.input) > 1
+            if node.op_type == "Reshape" and node.domain in ONNX_DOMAINS and len(node.input) > 1
             and lookup.find(scope, node.input[1]) is None]
 
 

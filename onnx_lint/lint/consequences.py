@@ -22,7 +22,7 @@ from functools import lru_cache
 import onnx
 
 from onnx_lint.engines.checker import full_checker_error
-from onnx_lint.model.graphs import GraphScope
+from onnx_lint.model.graphs import GraphScope, onnx_domain
 from onnx_lint.model.io import LoadedModel
 
 # Operators the quantizer and the FP16 converters never rewrite: they run as they are.
@@ -31,7 +31,7 @@ _UNTOUCHED_DOMAINS = frozenset({"ai.onnx.ml"})
 
 def model_opsets(model: onnx.ModelProto) -> dict[str, int]:
     """Opset version per domain (``""`` for the standard one)."""
-    return {("" if entry.domain == "ai.onnx" else entry.domain): entry.version for entry in model.opset_import}
+    return {onnx_domain(entry.domain): entry.version for entry in model.opset_import}
 
 
 @lru_cache(maxsize=2048)
@@ -63,7 +63,7 @@ def needs_input_type(node: onnx.NodeProto, index: int, opsets: Mapping[str, int]
     No where the schema gives that input a type parameter of its own (fixed or used once):
     whatever type arrives, the operator's other inputs and outputs need not match it.
     """
-    domain = "" if node.domain == "ai.onnx" else node.domain
+    domain = onnx_domain(node.domain)
     version = opsets.get(domain)
     found = _free_inputs(node.op_type, domain, version) if version is not None else None
     if found is None:

@@ -24,7 +24,7 @@ from onnx_lint.lint.baked_batch import BakedReshape, baked_reshapes, downstream_
 from onnx_lint.lint.diagnostics import Location
 from onnx_lint.model.dim_expressions import parse_dim_expression
 from onnx_lint.model.edits import SetType
-from onnx_lint.model.graphs import ROOT, GraphScope, defined_outside, resolve_graph, topological_order
+from onnx_lint.model.graphs import ONNX_DOMAINS, ROOT, GraphScope, defined_outside, resolve_graph, topological_order
 from onnx_lint.model.io import LoadedModel, check_cycles
 from onnx_lint.model.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info
 from onnx_lint.model.tensors import constant_node_tensor
@@ -154,8 +154,6 @@ class LintContext:
         self.inference_budget = inference_budget  # seconds, or None for the budget the model's size sets
         # Declarations a slower engine was asked to derive and did not (filled by ``declarations``).
         self.unproven: list[Declaration] = []
-        self._init_names: dict[str, set[str]] = {}
-        self._init_tables: dict[str, dict[str, onnx.TensorProto | onnx.SparseTensorProto]] = {}
 
     @property
     def budget_s(self) -> float:
@@ -593,22 +591,15 @@ class LintContext:
                     found.append((scope, index, message))
         return found
 
-    def _initializers(self, scope: GraphScope) -> set[str]:
-        if scope.path not in self._init_names:
-            self._init_names[scope.path] = {i.name for i in scope.graph.initializer}
-        return self._init_names[scope.path]
-
     def _typed(self, scope: GraphScope, name: str, annotated: bool = False) -> bool:
-        current: GraphScope | None = scope
-        while current is not None:
+        for current in scope.outward():
             table = (self.oracle.annotated_values(current.path) if annotated
                      else self.oracle.values(current.path))
             value = table.get(name)
             if value is not None:
                 return has_elem_type(value.type)
-            if name in self._initializers(current):
+            if isinstance(current.initializers().get(name), onnx.TensorProto):  # a dense initializer
                 return True
-            current = current.parent
         return False
 
     def _untyped_in(self, scope: GraphScope) -> list[tuple[UntypedGroup, str]]:
@@ -681,40 +672,31 @@ class LintContext:
         return explain_untyped(node, self._model_facts, lambda name: self._type_in(scope, name),
                                lambda name: self._data_in(scope, name))
 
-    def _initializer_table(self, scope: GraphScope) -> dict[str, onnx.TensorProto | onnx.SparseTensorProto]:
-        if scope.path not in self._init_tables:
-            table: dict[str, onnx.TensorProto | onnx.SparseTensorProto] = {t.name: t for t in scope.graph.initializer}
-            table.update((t.values.name, t) for t in scope.graph.sparse_initializer)
-            self._init_tables[scope.path] = table
-        return self._init_tables[scope.path]
-
     def _type_in(self, scope: GraphScope, name: str) -> onnx.TypeProto | None:
         """What ONNX's inference knew of ``name``'s type where ``scope`` reads it (enclosing graphs too)."""
-        current: GraphScope | None = scope
-        while current is not None:
+        for current in scope.outward():
             value = self.oracle.values(current.path).get(name)
             if value is not None:
                 return value.type if has_elem_type(value.type) else None
-            tensor = self._initializer_table(current).get(name)
+            tensor = current.initializers().get(name)
             if isinstance(tensor, onnx.SparseTensorProto):
                 return onnx.helper.make_sparse_tensor_type_proto(tensor.values.data_type, list(tensor.dims))
             if tensor is not None:
                 return onnx.helper.make_tensor_type_proto(tensor.data_type, list(tensor.dims))
-            current = current.parent
         return None
 
     def _data_in(self, scope: GraphScope, name: str) -> onnx.TensorProto | None:
         """The constant value whole-model inference had for ``name``: a small in-memory initializer or the
         output of a ``Constant`` node of the same graph (the stripped copy it ran on holds no other weight
         bytes, and onnx does not pass an enclosing graph's values into a subgraph)."""
-        tensor = self._initializer_table(scope).get(name)
+        tensor = scope.initializers().get(name)
         if tensor is not None:  # the stripped copy turned larger ones into graph inputs; sparse ones are not read
             small = isinstance(tensor, onnx.TensorProto) and math.prod(tensor.dims) <= INLINE_ELEMENTS
             tensor = tensor if small else None
         else:
             producer = scope.producers().get(name)
             node = scope.graph.node[producer] if producer is not None else None
-            is_constant = node is not None and node.op_type == "Constant" and node.domain in ("", "ai.onnx")
+            is_constant = node is not None and node.op_type == "Constant" and node.domain in ONNX_DOMAINS
             tensor = constant_node_tensor(node) if node is not None and is_constant else None
         if tensor is None or tensor.data_location == onnx.TensorProto.EXTERNAL:
             return None  # external bytes are not loaded

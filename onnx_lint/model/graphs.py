@@ -19,6 +19,14 @@ SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
 # Standard ops whose attributes may hold a tensor (and so external data).
 TENSOR_ATTRIBUTE_OPS = frozenset({"Constant", "ConstantOfShape"})
 STANDARD_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml"})
+# The default ONNX operator set has two spellings: "" and "ai.onnx".
+ONNX_DOMAINS = frozenset({"", "ai.onnx"})
+
+
+def onnx_domain(domain: str) -> str:
+    """A domain as ONNX's schemas and ONNX Runtime's registry key it: "" for the default operator set."""
+    return "" if domain in ONNX_DOMAINS else domain
+
 _SPECIAL_OPS = SUBGRAPH_OPS | TENSOR_ATTRIBUTE_OPS
 # An attribute name may hold any character but the path's own separators (model_io refuses those).
 _SEGMENT = re.compile(r"node\[(\d+)\]/([^/\[\]]+)(?:\[(\d+)\])?")
@@ -36,6 +44,26 @@ class GraphScope:
     _scan: NodeScan | None = field(default=None, repr=False)
     _reads: tuple[list[tuple[int, str]], set[str]] | None = field(default=None, repr=False)
     _op_types: frozenset[str] | None = field(default=None, repr=False)
+    _initializers: dict[str, onnx.TensorProto | onnx.SparseTensorProto] | None = field(default=None, repr=False)
+
+    def outward(self) -> Iterator[GraphScope]:
+        """This graph, then each enclosing graph out to the main one: the order a name resolves in."""
+        current: GraphScope | None = self
+        while current is not None:
+            yield current
+            current = current.parent
+
+    def lookup(self, name: str) -> GraphScope | None:
+        """The innermost graph, from this one outward, that defines ``name`` (input, initializer, node output)."""
+        return next((scope for scope in self.outward() if name in scope.unresolved_reads()[1]), None)
+
+    def initializers(self) -> dict[str, onnx.TensorProto | onnx.SparseTensorProto]:
+        """This graph's initializers by name (a sparse one by its values' name), built once."""
+        if self._initializers is None:
+            table: dict[str, onnx.TensorProto | onnx.SparseTensorProto] = {t.name: t for t in self.graph.initializer}
+            table.update((t.values.name, t) for t in self.graph.sparse_initializer)
+            self._initializers = table
+        return self._initializers
 
     def scan(self) -> NodeScan:
         """The one pass over this graph's nodes that everything else reuses."""
@@ -304,9 +332,4 @@ def out_of_order_nodes(scope: GraphScope) -> list[tuple[int, str, int]]:
 
 def defined_outside(scope: GraphScope, name: str) -> bool:
     """Whether an enclosing graph defines ``name`` (a subgraph may read outer-scope tensors)."""
-    parent = scope.parent
-    while parent is not None:
-        if name in parent.unresolved_reads()[1]:
-            return True
-        parent = parent.parent
-    return False
+    return scope.parent is not None and scope.parent.lookup(name) is not None

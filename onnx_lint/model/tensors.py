@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from onnx_lint.model.graphs import GraphScope
+from onnx_lint.model.graphs import ONNX_DOMAINS, GraphScope
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def constant_nodes(scope: GraphScope) -> Iterator[ConstantTensor]:
     """The outputs of the graph's Constant nodes (found among the scan's special nodes)."""
     for index in scope.special():
         node = scope.graph.node[index]
-        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+        if node.op_type == "Constant" and node.domain in ONNX_DOMAINS and node.output:
             tensor = constant_node_tensor(node)
             if tensor is not None:
                 yield ConstantTensor(node.output[0], tensor, "Constant", index)
@@ -102,13 +102,8 @@ class ConstantLookup:
         return self._tables[scope.path]
 
     def find(self, scope: GraphScope, name: str) -> ConstantTensor | None:
-        current: GraphScope | None = scope
-        while current is not None:
-            found = self.table(current).get(name)
-            if found is not None:
-                return found
-            current = current.parent
-        return None
+        """The constant ``name`` as ``scope`` reads it: the innermost graph holding it decides."""
+        return next((found for current in scope.outward() if (found := self.table(current).get(name))), None)
 
 
 QDQ_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})

@@ -35,6 +35,7 @@ from onnx_lint.engines.ort_registry import runtime_facts
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.graphs import onnx_domain
 
 ENGINE = "onnxruntime registry"
 
@@ -55,7 +56,7 @@ class RuntimeVersionUnsupported(Rule):
                 ctx, f"IR version {model.ir_version} is newer than the installed ONNX Runtime {facts.version} "
                 f"loads (up to {facts.max_ir_version})", Location("model/ir_version"), engine=ENGINE)
         for i, opset in enumerate(model.opset_import):
-            domain = "" if opset.domain == "ai.onnx" else opset.domain
+            domain = onnx_domain(opset.domain)
             limit = facts.max_opsets.get(domain)
             if limit is not None and opset.version > limit:
                 yield self.report(

@@ -43,7 +43,7 @@ from onnx_lint.engines.ort_registry import RuntimeFacts, runtime_facts
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.rule_api import Rule
-from onnx_lint.model.graphs import GraphScope
+from onnx_lint.model.graphs import GraphScope, onnx_domain
 from onnx_lint.model.shapes import elem_type_name
 from onnx_lint.model.tensors import node_label
 
@@ -72,7 +72,7 @@ class RuntimeMissingKernel(Rule):
         facts = runtime_facts()
         if facts is None:
             return
-        opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in ctx.model.opset_import}
+        opsets = {onnx_domain(o.domain): o.version for o in ctx.model.opset_import}
         known_domains = {domain for domain, _ in facts.kernels} | set(_ONNX_DOMAINS)
         answers: dict[tuple, str | None] = {}  # most nodes repeat an (op, types) combination
         check_types = sum(len(scope.graph.node) for scope in ctx.scopes) <= TYPE_CHECK_MAX_NODES
@@ -110,7 +110,6 @@ class _TypeLookup:
     def __init__(self, ctx: LintContext, scope: GraphScope) -> None:
         self.ctx, self.scope = ctx, scope
         self.cache: dict[str, int] = {}
-        self.initializers: dict[str, dict[str, int]] = {}
 
     def __call__(self, name: str) -> int:
         if not name:
@@ -121,25 +120,22 @@ class _TypeLookup:
         return found
 
     def _lookup(self, name: str) -> int:
-        scope: GraphScope | None = self.scope
-        while scope is not None:
+        for scope in self.scope.outward():
             value = self.ctx.oracle.values(scope.path).get(name)
             if value is not None and value.type.WhichOneof("value") == "tensor_type":
                 return value.type.tensor_type.elem_type
             if value is not None:
                 return 0  # a sequence, map or optional: not matched against tensor constraints
-            if scope.path not in self.initializers:
-                self.initializers[scope.path] = {t.name: t.data_type for t in scope.graph.initializer}
-            if name in self.initializers[scope.path]:
-                return self.initializers[scope.path][name]
-            scope = scope.parent
+            tensor = scope.initializers().get(name)
+            if isinstance(tensor, onnx.TensorProto):  # a dense initializer
+                return tensor.data_type
         return 0
 
 
 def _checked_domain(op_type: str, domain: str, opsets: dict[str, int], known_domains: set[str]) -> str | None:
     """The operator's domain as the registry names it, or ``None`` where no kernel is looked up (a domain
     ONNX Runtime does not know or the model does not import, or an operator that needs no kernel)."""
-    domain = "" if domain == "ai.onnx" else domain
+    domain = onnx_domain(domain)
     if domain not in known_domains or domain not in opsets or (domain, op_type) in _NO_KERNEL_NEEDED:
         return None
     return domain

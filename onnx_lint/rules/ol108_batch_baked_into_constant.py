@@ -53,7 +53,7 @@ from onnx_lint.lint.baked_batch import BakedReshape, batch_names
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.rule_api import Rule
-from onnx_lint.model.graphs import ROOT
+from onnx_lint.model.graphs import ONNX_DOMAINS, ROOT
 from onnx_lint.model.shapes import format_dims, tensor_info
 from onnx_lint.model.tensors import ConstantLookup, node_label
 
@@ -78,7 +78,7 @@ class BatchBakedIntoConstant(Rule):
             return
         texts = scope.scan().texts
         candidates = [i for i in range(len(scope.graph.node))
-                      if texts[3 * i] in _OPS and texts[3 * i + 1] in ("", "ai.onnx")]
+                      if texts[3 * i] in _OPS and texts[3 * i + 1] in ONNX_DOMAINS]
         if not candidates:
             return
         lookup = ConstantLookup()
