@@ -37,7 +37,7 @@ from onnx_lint.engines.symbolic import SymbolicFailure, run_symbolic_budgeted, r
 from onnx_lint.model.dim_expressions import DimExpression, affine_text, parse_dim_expression
 from onnx_lint.model.graphs import ROOT, iter_scopes, resolve_graph, scopes_at
 from onnx_lint.model.io import LoadedModel
-from onnx_lint.model.shapes import TensorInfo, tensor_info
+from onnx_lint.model.shapes import TensorInfo, tensor_info, value_tensor_info
 
 __all__ = ["ShapeOracle", "run_symbolic_inference"]
 
@@ -459,7 +459,7 @@ class ShapeOracle:
                 self.expired.append(Expiry(Engine.ORT_SYMBOLIC, budget_s))
             return
         for value in list(result.graph.value_info) + list(result.graph.output):
-            info = tensor_info(value.type) if value.HasField("type") else None
+            info = value_tensor_info(value)
             if info is not None and info.rank is not None:
                 self._symbolic[value.name] = info
 
@@ -501,7 +501,7 @@ class ShapeOracle:
         for size in PIN_SIZES:
             values = self.pinned(size).get(graph)
             value = values.get(name) if values is not None else None
-            result.append(tensor_info(value.type) if value is not None and value.HasField("type") else None)
+            result.append(value_tensor_info(value))
         return result
 
     # -- dims pinned to a distinct size each (symbolic names are claims) -------------
@@ -532,7 +532,7 @@ class ShapeOracle:
         for run in (0, 1):
             sizes, values = self.named_pins(run)
             value = values.get(name)
-            info = tensor_info(value.type) if value is not None and value.HasField("type") else None
+            info = value_tensor_info(value)
             if info is None or info.dims is None or len(info.dims) <= index:
                 return None
             got = info.dims[index]
@@ -552,7 +552,7 @@ class ShapeOracle:
         for run in (0, 1, 2):
             sizes, values = self.named_pins(run)
             value = values.get(name)
-            info = tensor_info(value.type) if value is not None and value.HasField("type") else None
+            info = value_tensor_info(value)
             got = info.dims[index] if info is not None and info.dims is not None and len(info.dims) > index else None
             if not isinstance(got, int):
                 return None

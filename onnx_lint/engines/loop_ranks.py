@@ -21,12 +21,12 @@ from collections.abc import Iterator, Mapping
 import onnx
 
 from onnx_lint.model.graphs import ONNX_DOMAINS, ROOT
-from onnx_lint.model.shapes import TensorInfo, tensor_info
+from onnx_lint.model.shapes import TensorInfo, value_tensor_info
 
 
 def _info(values: Mapping[str, onnx.ValueInfoProto], name: str) -> TensorInfo | None:
     value = values.get(name)
-    return tensor_info(value.type) if value is not None and value.HasField("type") else None
+    return value_tensor_info(value)
 
 
 def carried_rank_hints(model: onnx.ModelProto, values: Mapping[str, Mapping[str, onnx.ValueInfoProto]],
@@ -55,7 +55,7 @@ def carried_rank_hints(model: onnx.ModelProto, values: Mapping[str, Mapping[str,
                 tensor = initializers[start]
                 initial = TensorInfo(tensor.data_type, tuple(tensor.dims))
             entered = _info(inner, body.input[2 + k].name) or (
-                tensor_info(body.input[2 + k].type) if body.input[2 + k].HasField("type") else None)
+                value_tensor_info(body.input[2 + k]))
             produced = _info(inner, body.output[1 + k].name)
             if initial is None or entered is None or produced is None or initial.dims is None:
                 continue

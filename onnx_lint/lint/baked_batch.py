@@ -19,7 +19,7 @@ import onnx
 
 from onnx_lint.engines.inference import ShapeOracle
 from onnx_lint.model.graphs import ONNX_DOMAINS, GraphScope
-from onnx_lint.model.shapes import tensor_info
+from onnx_lint.model.shapes import value_tensor_info
 from onnx_lint.model.tensors import ConstantLookup
 
 
@@ -41,7 +41,7 @@ def batch_names(model: onnx.ModelProto) -> set[str]:
     for value in model.graph.input:
         if value.name in initializers:
             continue
-        info = tensor_info(value.type) if value.HasField("type") else None
+        info = value_tensor_info(value)
         if info and info.dims and isinstance(info.dims[0], str):
             names.add(info.dims[0])
     return names
@@ -59,7 +59,7 @@ def computed_target_reshapes(scope: GraphScope, lookup: ConstantLookup) -> list[
 def _dims(values, name: str) -> tuple[int, ...] | None:
     """A pinned run's dims of a tensor, when every one is a known size (so their product means something)."""
     value = values.get(name)
-    info = tensor_info(value.type) if value is not None and value.HasField("type") else None
+    info = value_tensor_info(value)
     if info is None or info.dims is None or not all(isinstance(d, int) and d > 0 for d in info.dims):
         return None
     return tuple(d for d in info.dims if isinstance(d, int))

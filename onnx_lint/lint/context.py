@@ -26,7 +26,7 @@ from onnx_lint.model.dim_expressions import parse_dim_expression
 from onnx_lint.model.edits import SetType
 from onnx_lint.model.graphs import ONNX_DOMAINS, ROOT, GraphScope, defined_outside, resolve_graph, topological_order
 from onnx_lint.model.io import LoadedModel, check_cycles
-from onnx_lint.model.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info
+from onnx_lint.model.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info, value_tensor_info
 from onnx_lint.model.tensors import constant_node_tensor
 
 ConflictReason = Literal["concrete", "dynamic", "pinned", "param-reuse", "name"]
@@ -259,7 +259,7 @@ class LintContext:
 
     def _declaration(self, graph: str, kind: Literal["output", "value_info"], index: int,
                      value: onnx.ValueInfoProto) -> Declaration:
-        declared = tensor_info(value.type) if value.HasField("type") else None
+        declared = value_tensor_info(value)
         derived, engine = self.oracle.derived(graph, value.name)
         return Declaration(graph, kind, index, value.name, declared, derived, engine)
 
@@ -365,7 +365,7 @@ class LintContext:
         for decl, i in claims:
             want = str(decl.dims_pair[0][i])  # a claim is always a declared name
             value = values.get(decl.name)
-            info = tensor_info(value.type) if value is not None and value.HasField("type") else None
+            info = value_tensor_info(value)
             if info is None or info.dims is None or len(info.dims) != decl.declared.rank:  # type: ignore[union-attr]
                 continue
             got, expected = info.dims[i], claimed_size(want, sizes)
@@ -452,7 +452,7 @@ class LintContext:
             pinned: list[int | None] = []
             for decl, i in entries:
                 value = values.get(decl.name)
-                info = tensor_info(value.type) if value is not None and value.HasField("type") else None
+                info = value_tensor_info(value)
                 dim = info.dims[i] if info is not None and info.dims is not None and len(info.dims) > i else None
                 pinned.append(dim if isinstance(dim, int) else None)
             if None in pinned or len(set(pinned)) < 2:

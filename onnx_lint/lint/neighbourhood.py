@@ -23,7 +23,7 @@ from onnx_lint.engines.engine import Engine
 from onnx_lint.lint.context import Declaration, LintContext
 from onnx_lint.lint.diagnostics import Location
 from onnx_lint.model.graphs import GraphScope
-from onnx_lint.model.shapes import format_info, tensor_info
+from onnx_lint.model.shapes import format_info, value_tensor_info
 
 MAX_NODES = 24  # nodes in one drawing: more is unreadable in an editor pane anyway
 MAX_DEPTH = 3  # steps out from the finding
@@ -153,7 +153,7 @@ class _Labeller:
             derived, engine = self.ctx.oracle.derived(self.scope.path, name)
             stale = False
         value = self.declared.get(name)
-        declared = tensor_info(value.type) if value is not None and value.HasField("type") else None
+        declared = value_tensor_info(value)
         untyped = name in self.untyped
         if untyped:
             engine = Engine.ONNX  # the engine that left it untyped, whatever a fallback found later

@@ -63,6 +63,11 @@ def tensor_info(type_proto: onnx.TypeProto) -> TensorInfo | None:
     return TensorInfo(tensor.elem_type, dims)
 
 
+def value_tensor_info(value: onnx.ValueInfoProto | None) -> TensorInfo | None:
+    """The tensor type a graph input, output or value_info declares; ``None`` when absent or not a tensor."""
+    return tensor_info(value.type) if value is not None and value.HasField("type") else None
+
+
 def format_dims(dims: tuple[Dim, ...] | None) -> str:
     """Dims as in ONNX's text syntax: ``[batch, 4]``, ``?`` for an unknown dim.
 

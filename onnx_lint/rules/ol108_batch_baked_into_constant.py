@@ -54,7 +54,7 @@ from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.rule_api import Rule
 from onnx_lint.model.graphs import ONNX_DOMAINS, ROOT
-from onnx_lint.model.shapes import format_dims, tensor_info
+from onnx_lint.model.shapes import format_dims, value_tensor_info
 from onnx_lint.model.tensors import ConstantLookup, node_label
 
 _OPS = frozenset({"Reshape", "Expand"})
@@ -95,7 +95,7 @@ class BatchBakedIntoConstant(Rule):
             if lead <= 0 or (node.op_type == "Expand" and lead == 1):
                 continue  # 0 copies the dim, -1 infers it, Expand to 1 broadcasts
             value = values.get(node.input[0])
-            info = tensor_info(value.type) if value is not None and value.HasField("type") else None
+            info = value_tensor_info(value)
             if info is None or not info.dims or info.dims[0] not in batch:
                 continue
             yield self.report(

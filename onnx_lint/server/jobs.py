@@ -21,7 +21,7 @@ from onnx_lint.lint.diagnostics import Location
 from onnx_lint.lint.linter import lint_file
 from onnx_lint.model.graphs import ROOT
 from onnx_lint.model.io import read_model
-from onnx_lint.model.shapes import format_info, tensor_info
+from onnx_lint.model.shapes import format_info, value_tensor_info
 from onnx_lint.rules import ALL_RULES
 from onnx_lint.server.text_view import render_view
 
@@ -38,7 +38,7 @@ def model_summary(ctx: LintContext) -> dict:
         "irVersion": model.ir_version, "graph": model.graph.name,
         "opsets": [{"domain": o.domain or "ai.onnx", "version": o.version} for o in model.opset_import],
         "nodes": sum(len(scope.graph.node) for scope in ctx.scopes),
-        "inputs": [{"name": v.name, "declared": format_info(tensor_info(v.type) if v.HasField("type") else None)}
+        "inputs": [{"name": v.name, "declared": format_info(value_tensor_info(v))}
                    for v in model.graph.input],
         "outputs": [{"name": v.name,
                      "declared": format_info(outputs[v.name].declared) if v.name in outputs else "<no type>",
