@@ -26,7 +26,7 @@ import json, resource, sys, time
 sys.path.insert(0, sys.argv[3])
 import onnx
 engine, path = sys.argv[1], sys.argv[2]
-from onnx_lint.model.io import read_model
+from onnx_lint.model.load import read_model
 from onnx_lint.engines.inference import strip_model, swap_heavy_initializers
 loaded = read_model(path)
 model = loaded.fresh_copy()

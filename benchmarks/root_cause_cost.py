@@ -33,7 +33,7 @@ import models  # noqa: E402
 from onnx_lint.engines import inference  # noqa: E402
 from onnx_lint.lint import context  # noqa: E402
 from onnx_lint.lint.context import LintContext  # noqa: E402
-from onnx_lint.model.io import read_model  # noqa: E402
+from onnx_lint.model.load import read_model  # noqa: E402
 
 _calls: Counter[str] = Counter()
 _spent: Counter[str] = Counter()

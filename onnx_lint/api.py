@@ -224,7 +224,7 @@ def _has_external_data(model: onnx.ModelProto) -> bool:
     import onnx
 
     from onnx_lint.model.graphs import iter_scopes
-    from onnx_lint.model.io import iter_tensors
+    from onnx_lint.model.validate import iter_tensors
 
     return any(tensor.data_location == onnx.TensorProto.EXTERNAL
                for _kind, tensor in iter_tensors(list(iter_scopes(model))))

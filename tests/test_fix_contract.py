@@ -12,7 +12,7 @@ from inotify import FileWatch
 
 from examples import defects
 from onnx_lint.fix import fixer
-from onnx_lint.model import io as model_io
+from onnx_lint.model import write as model_io
 
 
 def test_fix_is_idempotent(cli, save):

@@ -15,7 +15,7 @@ from onnx import TensorProto, helper
 from onnx_lint.engines import forked, inference
 from onnx_lint.engines.forked import ForkedCall
 from onnx_lint.lint.linter import lint_file
-from onnx_lint.model.io import read_unvalidated
+from onnx_lint.model.load import read_unvalidated
 from onnx_lint.rules import ALL_RULES
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="onnx-lint forks only on Linux")

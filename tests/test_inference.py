@@ -11,7 +11,7 @@ import onnx
 
 from examples import defects
 from onnx_lint.engines.inference import ShapeOracle, run_symbolic_inference
-from onnx_lint.model.io import read_model
+from onnx_lint.model.load import read_model
 
 _PROBE = """
 import sys

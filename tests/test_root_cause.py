@@ -194,7 +194,7 @@ def test_per_node_inference_agrees_with_whole_model_inference_on_every_real_mode
     from real_models import all_real_models
 
     from onnx_lint.lint.context import LintContext
-    from onnx_lint.model.io import read_model
+    from onnx_lint.model.load import read_model
 
     checked, disagreements = 0, []
     for paths in all_real_models().values():

@@ -24,7 +24,7 @@ from pytest_lsp import LanguageClient
 
 from onnx_lint.engines import sandbox
 from onnx_lint.engines.probe import probe
-from onnx_lint.model.io import read_model
+from onnx_lint.model.load import read_model
 
 REPO = Path(__file__).resolve().parent.parent
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process table in /proc")

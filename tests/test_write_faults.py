@@ -22,7 +22,7 @@ from conftest import REPO
 
 from examples import defects
 from onnx_lint.fix import fixer
-from onnx_lint.model import io as model_io
+from onnx_lint.model import write as model_io
 
 
 def _raise(exc: BaseException):

@@ -27,7 +27,7 @@ from onnx_lint.base.timings import CHECKER, timed
 from onnx_lint.engines.inference import INLINE_ELEMENTS, swap_heavy_initializers
 from onnx_lint.model.edits import SortNodes
 from onnx_lint.model.graphs import ROOT, out_of_order_nodes, scopes_at, subgraph_attributes
-from onnx_lint.model.io import LoadedModel
+from onnx_lint.model.load import LoadedModel
 
 # Messages that other rules report with a location and, where possible, a fix.
 SORT_MESSAGE = "topologically sorted"

@@ -36,7 +36,7 @@ from onnx_lint.engines.probe import ProbeResult, probe
 from onnx_lint.engines.symbolic import SymbolicFailure, run_symbolic_budgeted, run_symbolic_inference
 from onnx_lint.model.dim_expressions import DimExpression, affine_text, parse_dim_expression
 from onnx_lint.model.graphs import ROOT, iter_scopes, resolve_graph, scopes_at
-from onnx_lint.model.io import LoadedModel
+from onnx_lint.model.load import LoadedModel
 from onnx_lint.model.shapes import TensorInfo, tensor_info, value_tensor_info
 
 __all__ = ["ShapeOracle", "run_symbolic_inference"]

@@ -29,7 +29,7 @@ import onnx
 
 from onnx_lint.engines.ort_load_check import runtime_available
 from onnx_lint.engines.sandbox import MEMORY_CAP_BYTES, run_child, signal_name, too_large
-from onnx_lint.model.io import LoadedModel
+from onnx_lint.model.load import LoadedModel
 from onnx_lint.model.shapes import Dim, TensorInfo
 
 # The same ceilings as the --fix runtime check: session creation grows superlinearly with nodes.

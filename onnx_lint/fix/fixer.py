@@ -24,7 +24,8 @@ from onnx_lint.lint.linter import Enabled, run_rules
 from onnx_lint.lint.rule_api import Rule
 from onnx_lint.model.edits import MissingTarget, SortNodes, apply_edits, combine_fixes, target_of
 from onnx_lint.model.graphs import ROOT
-from onnx_lint.model.io import LoadedModel, StagedWrite
+from onnx_lint.model.load import LoadedModel
+from onnx_lint.model.write import StagedWrite
 
 # ONNX Runtime session creation grows superlinearly with graph size; above this the check is skipped.
 RUNTIME_CHECK_MAX_NODES = 20_000

@@ -18,7 +18,7 @@ from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.file_result import FileResult
 from onnx_lint.lint.linter import Enabled
 from onnx_lint.lint.rule_api import Rule
-from onnx_lint.model.io import LoadedModel
+from onnx_lint.model.load import LoadedModel
 
 
 @dataclass

@@ -23,7 +23,7 @@ import onnx
 
 from onnx_lint.engines.checker import full_checker_error
 from onnx_lint.model.graphs import GraphScope, onnx_domain
-from onnx_lint.model.io import LoadedModel
+from onnx_lint.model.load import LoadedModel
 
 # Operators the quantizer and the FP16 converters never rewrite: they run as they are.
 _UNTOUCHED_DOMAINS = frozenset({"ai.onnx.ml"})

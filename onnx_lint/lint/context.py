@@ -25,9 +25,10 @@ from onnx_lint.lint.diagnostics import Location
 from onnx_lint.model.dim_expressions import parse_dim_expression
 from onnx_lint.model.edits import SetType
 from onnx_lint.model.graphs import ONNX_DOMAINS, ROOT, GraphScope, defined_outside, resolve_graph, topological_order
-from onnx_lint.model.io import LoadedModel, check_cycles
+from onnx_lint.model.load import LoadedModel
 from onnx_lint.model.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info, value_tensor_info
 from onnx_lint.model.tensors import constant_node_tensor
+from onnx_lint.model.validate import check_cycles
 
 ConflictReason = Literal["concrete", "dynamic", "pinned", "param-reuse", "name"]
 

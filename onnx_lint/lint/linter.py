@@ -17,7 +17,7 @@ from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic
 from onnx_lint.lint.file_result import UNREADABLE, FileResult, unreadable_diagnostic
 from onnx_lint.lint.rule_api import Rule
-from onnx_lint.model.io import LoadedModel, read_unvalidated, validate_loaded
+from onnx_lint.model.load import LoadedModel, read_unvalidated, validate_loaded
 
 Enabled = Callable[[str], bool]
 

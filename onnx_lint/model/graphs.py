@@ -28,7 +28,7 @@ def onnx_domain(domain: str) -> str:
     return "" if domain in ONNX_DOMAINS else domain
 
 _SPECIAL_OPS = SUBGRAPH_OPS | TENSOR_ATTRIBUTE_OPS
-# An attribute name may hold any character but the path's own separators (model_io refuses those).
+# An attribute name may hold any character but the path's own separators (model/validate.py refuses those).
 _SEGMENT = re.compile(r"node\[(\d+)\]/([^/\[\]]+)(?:\[(\d+)\])?")
 
 

@@ -32,7 +32,7 @@ def quantize_file(source: Path, output: Path, data: Path | Sequence[Mapping[str,
     """
     import numpy as np
 
-    from onnx_lint.model.io import read_model
+    from onnx_lint.model.load import read_model
     from onnx_lint.quantization.calibration import calibration_inputs
     from onnx_lint.quantization.pipeline import quantize_model
     from onnx_lint.rules import ALL_RULES

@@ -27,7 +27,8 @@ from onnx_lint.fix.session import FixSession
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic
 from onnx_lint.lint.rule_api import Rule
-from onnx_lint.model.io import StagedWrite, read_model
+from onnx_lint.model.load import read_model
+from onnx_lint.model.write import StagedWrite
 from onnx_lint.quantization.build import Build, BuildError, BuildSettings, build, save
 from onnx_lint.quantization.calibration import Sample, input_specs
 from onnx_lint.quantization.coverage import int8_coverage

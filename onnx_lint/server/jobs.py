@@ -20,7 +20,7 @@ from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Location
 from onnx_lint.lint.linter import lint_file
 from onnx_lint.model.graphs import ROOT
-from onnx_lint.model.io import read_model
+from onnx_lint.model.load import read_model
 from onnx_lint.model.shapes import format_info, value_tensor_info
 from onnx_lint.rules import ALL_RULES
 from onnx_lint.server.text_view import render_view

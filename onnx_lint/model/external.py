@@ -1,0 +1,147 @@
+"""External data checked with ``os.stat`` only: inside the model's folder, present, large enough.
+
+Nothing outside the model's folder is ever opened (docs/security.md).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+import onnx
+
+from onnx_lint.base.errors import ModelLoadError
+
+# Types whose elements pack into less than a byte: raw data holds ceil(count * bits / 8) bytes.
+_SUB_BYTE_BITS = {getattr(onnx.TensorProto, name): bits
+                  for name, bits in (("INT4", 4), ("UINT4", 4), ("FLOAT4E2M1", 4), ("INT2", 2), ("UINT2", 2))
+                  if hasattr(onnx.TensorProto, name)}
+
+
+# Whole-byte element sizes by type, for the loop over every tensor.
+_ITEMSIZES: dict[int, int] = {}
+for _type in onnx.TensorProto.DataType.values():
+    if _type in _SUB_BYTE_BITS or _type in (onnx.TensorProto.STRING, onnx.TensorProto.UNDEFINED):
+        continue
+    try:
+        _ITEMSIZES[_type] = onnx.helper.tensor_dtype_to_np_dtype(_type).itemsize
+    except (KeyError, ValueError, TypeError):
+        pass
+
+
+def raw_size(data_type: int, count: int) -> int | None:
+    """Bytes that ``count`` elements of ``data_type`` take as raw data; None if not fixed (strings)."""
+    bits = _SUB_BYTE_BITS.get(data_type)
+    if bits is not None:
+        return (count * bits + 7) // 8
+    if data_type == onnx.TensorProto.STRING:
+        return None
+    try:
+        return count * onnx.helper.tensor_dtype_to_np_dtype(data_type).itemsize
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def raw_size_cached(data_type: int, count: int) -> int | None:
+    """``raw_size`` with the element size looked up once per type."""
+    itemsize = _ITEMSIZES.get(data_type)
+    if itemsize is None:
+        return raw_size(data_type, count)
+    return count * itemsize
+
+
+@dataclass
+class _ExternalUse:
+    """One external data file as the tensors see it: the first tensor naming it and the furthest byte any needs."""
+
+    first: str
+    needed: int = 0
+    needing: onnx.TensorProto | None = None  # the tensor itself: reading its name costs, per tensor
+    start: int = 0
+
+
+def check_external_data(tensors: list[onnx.TensorProto], path: Path) -> list[str]:
+    """Refuse external references that escape the model folder, are missing or too short.
+
+    Only ``os.stat`` is used: no byte of any weights file is read. A large export
+    has tens of thousands of tensors in one ``.data`` file, so each distinct
+    location is checked and stat-ed once, and per tensor there is only arithmetic.
+    """
+    shown = str(path)
+    uses: dict[str, _ExternalUse] = {}
+    for tensor in tensors:
+        location = offset_text = length_text = ""
+        for entry in tensor.external_data:  # a loop, not a dict: this runs once per tensor
+            key = entry.key
+            if key == "location":
+                location = entry.value
+            elif key == "offset":
+                offset_text = entry.value
+            elif key == "length":
+                length_text = entry.value
+        use = uses.get(location)
+        if use is None:
+            _check_location(shown, f"tensor '{tensor.name}'", location)
+            use = uses[location] = _ExternalUse(tensor.name)
+        try:
+            offset = int(offset_text) if offset_text else 0
+            length = int(length_text) if length_text else None
+        except ValueError:
+            raise ModelLoadError(shown, f"tensor '{tensor.name}': external data offset/length are not integers"
+                                 ) from None
+        if offset < 0 or (length is not None and length < 0):
+            raise ModelLoadError(shown, f"tensor '{tensor.name}': negative external data offset or length")
+        if length is None:
+            length = raw_size(tensor.data_type, math.prod(tensor.dims))
+        needed = offset + (length or 0)
+        if needed > use.needed:
+            use.needed, use.needing, use.start = needed, tensor, offset
+    if uses:
+        folder = path.resolve().parent
+        for location, use in uses.items():
+            _check_file(shown, folder, location, use)
+    return list(uses)
+
+
+def _check_location(shown: str, where: str, location: str) -> None:
+    """Refuse a location string that names no file or points outside the model folder by its text."""
+    if not location:
+        raise ModelLoadError(shown, f"{where} uses external data but names no file")
+    if "\0" in location:
+        raise ModelLoadError(shown, f"refusing {where}: external data location contains a NUL byte")
+    if os.path.isabs(location) or location.startswith(("/", "\\")) or (len(location) > 1 and location[1] == ":"):
+        raise ModelLoadError(
+            shown, f"refusing {where}: external data location '{location}' is an absolute path"
+        )
+    if ".." in Path(location.replace("\\", "/")).parts:
+        raise ModelLoadError(
+            shown, f"refusing {where}: external data location '{location}' escapes the model folder"
+        )
+
+
+def _check_file(shown: str, folder: Path, location: str, use: _ExternalUse) -> None:
+    """Resolve and stat one external data file: inside the folder, a regular file, long enough."""
+    where = f"tensor '{use.first}'"
+    resolved = (folder / location).resolve()
+    if resolved != folder and folder not in resolved.parents:
+        raise ModelLoadError(
+            shown,
+            f"refusing {where}: external data location '{location}' resolves outside the "
+            "model folder (symbolic link)",
+        )
+    try:
+        found = resolved.stat()
+    except OSError:
+        raise ModelLoadError(shown, f"{where}: external data file '{location}' is missing") from None
+    if not stat.S_ISREG(found.st_mode):
+        raise ModelLoadError(shown, f"{where}: external data location '{location}' is not a file")
+    if found.st_size < use.needed:
+        raise ModelLoadError(
+            shown,
+            f"tensor '{use.needing.name if use.needing else use.first}': external data file '{location}' has "
+            f"{found.st_size} bytes but the "
+            f"tensor needs bytes {use.start}..{use.needed}",
+        )
