@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import models  # noqa: E402
 
-from onnx_lint.engines import inference  # noqa: E402
+from onnx_lint.engines import oracle  # noqa: E402
 from onnx_lint.lint import context  # noqa: E402
 from onnx_lint.lint.context import LintContext  # noqa: E402
 from onnx_lint.model.load import read_model  # noqa: E402
@@ -77,8 +77,8 @@ def main(argv: list[str]) -> int:
     if args.smoke:
         args.nodes = 400
     context.explain_untyped = _counted("per-node", context.explain_untyped)  # type: ignore[assignment]
-    inference.ShapeOracle.strict_messages = _counted(  # type: ignore[method-assign]
-        "strict", inference.ShapeOracle.strict_messages)
+    oracle.ShapeOracle.strict_messages = _counted(  # type: ignore[method-assign]
+        "strict", oracle.ShapeOracle.strict_messages)
     rows = [f"| model ({args.nodes} nodes) | root causes | per-node calls | strict runs | naming them (s) "
             "| untyped_groups in all (s) | one strict whole-model inference (s) |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]

@@ -12,8 +12,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from onnx_lint.engines import forked, inference
+from onnx_lint.engines import forked, prefetch
 from onnx_lint.engines.forked import ForkedCall
+from onnx_lint.engines.oracle import ShapeOracle
 from onnx_lint.lint.linter import lint_file
 from onnx_lint.model.load import read_unvalidated
 from onnx_lint.rules import ALL_RULES
@@ -86,7 +87,7 @@ EXTERNAL = 40  # nodes, and external tensors, in the test chain; the threshold i
 
 @pytest.fixture(autouse=True)
 def _small_threshold(monkeypatch):
-    monkeypatch.setattr(inference, "PREFETCH_MIN_ENTRIES", EXTERNAL)
+    monkeypatch.setattr(prefetch, "PREFETCH_MIN_ENTRIES", EXTERNAL)
 
 
 def _chain(path, undefined: bool = False, negative_dim: bool = False):
@@ -129,7 +130,7 @@ def test_a_large_model_gets_the_same_findings_with_inference_in_a_child(tmp_path
     path = _chain(tmp_path / "chain.onnx", undefined)
     forked = _findings(path)
     assert len(spawned) == 1 and _reaped(spawned[0])
-    monkeypatch.setattr(inference, "PREFETCH_MIN_ENTRIES", 10**9)  # inference in this process
+    monkeypatch.setattr(prefetch, "PREFETCH_MIN_ENTRIES", 10**9)  # inference in this process
     assert _findings(path) == forked
     assert len(spawned) == 1
     if undefined:
@@ -148,10 +149,10 @@ def test_a_model_the_loader_refuses_stops_its_child(tmp_path, spawned):
 def test_a_child_that_dies_leaves_inference_to_this_process(tmp_path):
     path = _chain(tmp_path / "chain.onnx")
     loaded = read_unvalidated(path)
-    call = inference.prefetch_inference(loaded)
+    call = prefetch.prefetch_inference(loaded)
     assert call is not None
     os.kill(call._pid, 9)
-    oracle = inference.ShapeOracle(loaded)
+    oracle = ShapeOracle(loaded)
     assert oracle.derived("graph", f"t{EXTERNAL}")[0] is not None
     assert not oracle.notes
     assert _reaped(call)
@@ -185,5 +186,5 @@ def test_stale_annotations_inside_subgraphs_are_found_with_inference_in_a_child(
     assert len(spawned) == 1 and _reaped(spawned[0])
     assert [(code, where) for code, where, _ in forked] == [
         ("OL005", "graph/node[40]/else_branch/value_info[0]"), ("OL005", "graph/node[40]/then_branch/value_info[0]")]
-    monkeypatch.setattr(inference, "PREFETCH_MIN_ENTRIES", 10**9)
+    monkeypatch.setattr(prefetch, "PREFETCH_MIN_ENTRIES", 10**9)
     assert _findings(path) == forked

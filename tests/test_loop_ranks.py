@@ -15,7 +15,7 @@ from onnx import helper as h
 
 from examples.defects import IR_VERSION, OPSET
 from onnx_lint.engines.engine import Engine
-from onnx_lint.engines.inference import ShapeOracle
+from onnx_lint.engines.oracle import ShapeOracle
 from onnx_lint.model.load import read_model
 from onnx_lint.model.shapes import tensor_info
 

@@ -24,7 +24,7 @@ import onnx.checker
 
 from onnx_lint.base.errors import first_line
 from onnx_lint.base.timings import CHECKER, timed
-from onnx_lint.engines.inference import INLINE_ELEMENTS, swap_heavy_initializers
+from onnx_lint.engines.strip import INLINE_ELEMENTS, swap_heavy_initializers
 from onnx_lint.model.edits import SortNodes
 from onnx_lint.model.graphs import ROOT, out_of_order_nodes, scopes_at, subgraph_attributes
 from onnx_lint.model.load import LoadedModel

@@ -24,7 +24,7 @@ import onnx.defs
 import onnx.shape_inference
 
 from onnx_lint.base.errors import first_line, inner_message, untagged
-from onnx_lint.engines.inference import run_onnx_inference
+from onnx_lint.engines.onnx_inference import run_onnx_inference
 from onnx_lint.model.graphs import onnx_domain, outer_reads, subgraph_attributes
 
 TypeOf = Callable[[str], "onnx.TypeProto | None"]

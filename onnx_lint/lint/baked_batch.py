@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import onnx
 
-from onnx_lint.engines.inference import ShapeOracle
+from onnx_lint.engines.oracle import ShapeOracle
 from onnx_lint.model.graphs import ONNX_DOMAINS, GraphScope
 from onnx_lint.model.shapes import value_tensor_info
 from onnx_lint.model.tensors import ConstantLookup

@@ -18,8 +18,9 @@ import onnx
 from onnx_lint.base.timings import TYPE_FILL, timed
 from onnx_lint.engines.budget import inference_budget
 from onnx_lint.engines.engine import Engine
-from onnx_lint.engines.inference import INLINE_ELEMENTS, PIN_SIZES, ShapeOracle
 from onnx_lint.engines.node_inference import NO_TYPE, ModelFacts, NodeFailure, explain_untyped, has_elem_type
+from onnx_lint.engines.oracle import PIN_SIZES, ShapeOracle
+from onnx_lint.engines.strip import INLINE_ELEMENTS
 from onnx_lint.lint.baked_batch import BakedReshape, baked_reshapes, downstream_tensors
 from onnx_lint.lint.diagnostics import Location
 from onnx_lint.model.dim_expressions import parse_dim_expression

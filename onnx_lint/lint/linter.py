@@ -12,7 +12,7 @@ from pathlib import Path
 from onnx_lint.base.errors import ModelLoadError
 from onnx_lint.base.timings import PARSE, VALIDATE, rule_step, step
 from onnx_lint.engines.checker import checker_verdict
-from onnx_lint.engines.inference import prefetch_inference
+from onnx_lint.engines.prefetch import prefetch_inference
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic
 from onnx_lint.lint.file_result import UNREADABLE, FileResult, unreadable_diagnostic

@@ -1,9 +1,10 @@
 """The shape oracle (docs/design.md): what the graph computes, independent of its annotations.
 
-Inference runs on a *stripped* copy: output types and value_info are removed so
+Inference runs on a *stripped* copy (``strip.py``): output types and value_info are removed so
 a stale annotation cannot feed back into its own check, and large or external
 initializers are turned into graph inputs of the same type and dims, so no
-weight byte is read, copied or serialized. ONNX's own inference answers first;
+weight byte is read, copied or serialized. ONNX's own inference (``onnx_inference.py``,
+started early in a child for a large model: ``prefetch.py``) answers first;
 the slower engines (dims pinned, ONNX Runtime's symbolic inference, strict-mode
 messages) run lazily and only for the facts a rule asks about.
 """
@@ -15,37 +16,29 @@ import itertools
 import math
 import re
 import time
-import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import InitVar, dataclass, field
-from functools import partial
-from typing import TypeVar
 
 import onnx
 import onnx.shape_inference
-from onnx.onnx_cpp2py_export import shape_inference as onnx_cpp_inference
 
 from onnx_lint.base import timings
 from onnx_lint.base.errors import first_line, untagged
-from onnx_lint.engines import scoped_names
 from onnx_lint.engines.engine import Engine
-from onnx_lint.engines.forked import ForkedCall
-from onnx_lint.engines.limits import engine_headroom, memory_ceiling
 from onnx_lint.engines.loop_ranks import carried_rank_hints
+from onnx_lint.engines.onnx_inference import GraphValues, collect_values, run_onnx_inference
+from onnx_lint.engines.prefetch import collect_prefetched_inference
 from onnx_lint.engines.probe import ProbeResult, probe
+from onnx_lint.engines.strip import strip_model, swap_heavy_initializers
 from onnx_lint.engines.symbolic import SymbolicFailure, run_symbolic_budgeted, run_symbolic_inference
 from onnx_lint.model.dim_expressions import DimExpression, affine_text, parse_dim_expression
-from onnx_lint.model.graphs import ROOT, iter_scopes, resolve_graph, scopes_at
+from onnx_lint.model.graphs import ROOT, resolve_graph
 from onnx_lint.model.load import LoadedModel
 from onnx_lint.model.shapes import TensorInfo, tensor_info, value_tensor_info
 
 __all__ = ["ShapeOracle", "run_symbolic_inference"]
 
 
-# protobuf serializes no message of 2 GiB or more; larger models go through files.
-_PROTOBUF_LIMIT = 2**31 - 1
-# Initializers above this many elements never hold shape data; inference sees them as inputs.
-INLINE_ELEMENTS = 4096
 # Two pin sizes for dynamic input dims; a dim that follows them depends on the input.
 PIN_SIZES = (7, 13)
 # Sizes for the name check: a distinct prime per dynamic input dim, so that a derived value names
@@ -55,189 +48,7 @@ NAME_PIN_PRIMES = (37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 
 _STRICT_LINE = re.compile(r"\(op_type:[^,)]+, node name: (onnx-lint-root-\d+)\): (.*)")
 
 Key = tuple[str, str]  # (graph path, tensor name)
-T = TypeVar("T")
 
-
-
-_FLOAT_TYPES = frozenset(getattr(onnx.TensorProto, name) for name in (
-    "FLOAT", "DOUBLE", "FLOAT16", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
-    "FLOAT4E2M1", "FLOAT8E8M0") if hasattr(onnx.TensorProto, name))
-# The longest float tensor whose values inference reads: Resize's roi (two per axis) and scales,
-# Upsample's scales, Range's scalars. Every other value it reads is an integer shape, axis or count.
-_READ_FLOAT_ELEMENTS = 16
-
-
-def swap_heavy_initializers(model: onnx.ModelProto, paths: list[str], all_external: bool = False) -> None:
-    """Turn large initializers, and external ones that inference may read, into graph inputs of the same
-    type and dims.
-
-    Inference only needs their types; their bytes would be read, copied and serialized.
-    An external initializer holds no bytes in memory; inference cannot read its values
-    and would fail the node that asks (a vector of integers, or of at most 16 floats,
-    may be asked for): only those become inputs. Large exports hold tens of thousands of external
-    weights and biases, which stay as they are (``all_external`` swaps them too: ONNX
-    Runtime's engine reads any initializer it uses, from the working folder).
-    """
-    external, floats, prod = onnx.TensorProto.EXTERNAL, _FLOAT_TYPES, math.prod
-    for scope in scopes_at(model, paths):
-        graph = scope.graph
-        heavy: list[int] = []
-        for index, init in enumerate(graph.initializer):  # tens of thousands in a large export: cheap tests first
-            if init.data_location == external:
-                if all_external:
-                    heavy.append(index)
-                    continue
-                dims = init.dims
-                if len(dims) > 1:  # a matrix is never read
-                    continue
-                if init.data_type not in floats or prod(dims) <= _READ_FLOAT_ELEMENTS:
-                    heavy.append(index)
-            elif prod(init.dims) > INLINE_ELEMENTS:
-                heavy.append(index)
-        if not heavy:
-            continue
-        initializers = list(graph.initializer)
-        swapped = set(heavy)
-        keep = [t for i, t in enumerate(initializers) if i not in swapped]
-        heavy_tensors = [initializers[i] for i in heavy]
-        del graph.initializer[:]
-        graph.initializer.extend(keep)
-        declared = {v.name for v in graph.input}
-        add = graph.input.add  # field by field: a large export has tens of thousands of these
-        for init in heavy_tensors:
-            if init.name not in declared:
-                value = add()
-                value.name = init.name
-                tensor_type = value.type.tensor_type
-                tensor_type.elem_type = init.data_type
-                shape = tensor_type.shape
-                shape.SetInParent()
-                for size in init.dims:
-                    shape.dim.add().dim_value = size
-
-
-def strip_model(model: onnx.ModelProto, paths: list[str]) -> None:
-    """Remove the annotations under test and the weight bytes, in place; give the tensor names that
-    subgraphs repeat names of their own (``scoped_names``), so data propagation keeps them apart."""
-    for scope in scopes_at(model, paths):
-        del scope.graph.value_info[:]
-        for output in scope.graph.output:
-            output.ClearField("type")
-        for value in scope.graph.input:
-            for dim in value.type.tensor_type.shape.dim:
-                if dim.WhichOneof("value") == "dim_value" and dim.dim_value < 0:
-                    dim.Clear()  # exporters write -1 for "dynamic"; inference would propagate it
-    swap_heavy_initializers(model, paths)
-    if len(paths) > 1:
-        scoped_names.separate(model)
-
-
-def run_onnx_inference(model: onnx.ModelProto | bytes, strict: bool = False,
-                       check_type: bool = False) -> onnx.ModelProto:
-    """ONNX's C++ inference with data propagation; large models through the path API.
-
-    Runs under a memory ceiling; if data propagation runs out of it (a huge 1-D
-    tensor can ask for a dim per element), inference runs again without it.
-    A serialized model is passed on as it is (onnx would serialize a ModelProto again).
-    """
-    size = len(model) if isinstance(model, bytes) else model.ByteSize()
-    return _with_data_prop_fallback(size, partial(_onnx_inference, model, size, strict, check_type=check_type))
-
-
-def run_onnx_inference_serialized(data: bytes) -> bytes:
-    """``run_onnx_inference(data)``, serialized: the C++ engine's own bytes, which a forked child hands
-    on without the parse and the serialization that a ``ModelProto`` in between would cost."""
-    if len(data) >= _PROTOBUF_LIMIT:
-        return run_onnx_inference(data).SerializeToString()
-    return _with_data_prop_fallback(len(data), partial(_serialized_inference, data))
-
-
-def _serialized_inference(data: bytes, data_prop: bool) -> bytes:
-    return onnx_cpp_inference.infer_shapes(data, False, False, data_prop)
-
-
-def _with_data_prop_fallback(size: int, infer: Callable[..., T]) -> T:
-    """``infer(data_prop=True)`` under the engines' memory ceiling, and without data propagation if
-    that ran out of memory."""
-    try:
-        with memory_ceiling(engine_headroom(size)):
-            return infer(data_prop=True)
-    except MemoryError:
-        with memory_ceiling(engine_headroom(size)):
-            return infer(data_prop=False)
-
-
-def _onnx_inference(model: onnx.ModelProto | bytes, size: int, strict: bool, data_prop: bool,
-                    check_type: bool = False) -> onnx.ModelProto:
-    if size < _PROTOBUF_LIMIT:
-        return onnx.shape_inference.infer_shapes(model, check_type=check_type, strict_mode=strict,
-                                                 data_prop=data_prop)
-    import tempfile
-    from pathlib import Path
-
-    with tempfile.TemporaryDirectory(prefix="onnx-lint-") as tmp:
-        src, dst = Path(tmp, "in.onnx"), Path(tmp, "out.onnx")
-        if isinstance(model, bytes):
-            src.write_bytes(model)
-        else:
-            onnx.save_model(model, src)
-        onnx.shape_inference.infer_shapes_path(str(src), str(dst), check_type=check_type, strict_mode=strict,
-                                               data_prop=data_prop)
-        return onnx.load_model(dst, load_external_data=False)
-
-
-class GraphValues(Mapping[str, onnx.ValueInfoProto]):
-    """Tensor name -> the ValueInfoProto inference left for it in one graph (outputs over inputs over
-    value_info, as a dict updated in that order would hold them).
-
-    The value_info table (an entry per node output: 100k on a large model, ~0.1 s to
-    build) is built only when a name is not among the inputs and outputs; the rules
-    on a model without value_info of its own never ask for one.
-    """
-
-    def __init__(self, graph: onnx.GraphProto) -> None:
-        self._graph = graph
-        self._ends = {v.name: v for v in graph.input}
-        self._ends.update((v.name, v) for v in graph.output if v.HasField("type"))
-        self._all: dict[str, onnx.ValueInfoProto] | None = None
-
-    def _table(self) -> dict[str, onnx.ValueInfoProto]:
-        if self._all is None:
-            self._all = {v.name: v for v in self._graph.value_info}
-            self._all.update(self._ends)
-        return self._all
-
-    def get(self, name: str, default: onnx.ValueInfoProto | None = None) -> onnx.ValueInfoProto | None:  # type: ignore[override]
-        found = self._ends.get(name)
-        return found if found is not None else self._table().get(name, default)
-
-    def __getitem__(self, name: str) -> onnx.ValueInfoProto:
-        found = self.get(name)
-        if found is None:
-            raise KeyError(name)
-        return found
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._ends or name in self._table()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._table())
-
-    def __len__(self) -> int:
-        return len(self._table())
-
-    def listed(self) -> int:
-        """How many value_info entries inference wrote (the stripped graph had none; each names one node
-        output, graph outputs included), counted without building the table."""
-        return len(self._graph.value_info)
-
-
-def collect_values(model: onnx.ModelProto, paths: list[str]) -> dict[str, GraphValues]:
-    """Per graph path: tensor name -> the ValueInfoProto inference left for it (the model's own names:
-    the stripped copy's subgraph names are restored in place)."""
-    if len(paths) > 1:
-        scoped_names.restore(model)
-    return {scope.path: GraphValues(scope.graph) for scope in scopes_at(model, paths)}
 
 
 @dataclass
@@ -254,71 +65,6 @@ class Expiry:
 
     engine: str
     budget_s: float
-
-
-# From this many nodes and initializers in the main graph on, ONNX's inference runs in a child process.
-PREFETCH_MIN_ENTRIES = 20_000
-# An AttributeProto's ``type`` field (20) on the wire, set to GRAPH (5) or GRAPHS (10).
-_GRAPH_ATTRIBUTE, _GRAPHS_ATTRIBUTE = b"\xa0\x01\x05", b"\xa0\x01\x0a"
-Prefetch = ForkedCall[tuple[bytes | None, str | None]]
-_PREFETCHED: dict[int, tuple[weakref.ref, Prefetch]] = {}
-
-
-def prefetch_inference(loaded: LoadedModel) -> Prefetch | None:
-    """Start ONNX's inference of a large model, parsed but not yet scanned or validated, in a forked
-    child, whose answer ``ShapeOracle`` collects; ``None`` where nothing started. A caller whose
-    model the loader then refuses stops the child (``abandon``).
-
-    Inference is the largest single cost of a lint and a C++ call that holds the GIL: in a child
-    it runs on a second core while this process scans the nodes, validates the model and runs
-    the checker (on 100k nodes ~0.2 s embedded, ~0.5 s with 50k external tensors). The child
-    strips its own copy-on-write copy of the parse, so nothing is copied; this process has
-    written nothing yet that the child's pages would have to copy. Measured on this engine's
-    benchmark models: 100k nodes 1.31-1.43x baseline in-process, 1.17-1.20x forked; 30k nodes
-    break even; up to 10k nodes, and a 49-node resnet18 with 45 MB of weights, the fork costs
-    0.03-0.05 s more than it overlaps, so small models stay in-process. A crash or runaway
-    allocation of the child (inference runs under a memory ceiling) can never take this process
-    down.
-    """
-    graph = loaded.model.graph
-    if len(graph.node) + len(graph.initializer) < PREFETCH_MIN_ENTRIES:
-        return None
-    call = ForkedCall.start(partial(_infer_serialized, loaded.model, loaded.data))
-    if call is None:
-        return None
-    key = id(loaded)
-
-    def stop(_: weakref.ref) -> None:
-        _PREFETCHED.pop(key, None)
-        call.abandon()
-
-    _PREFETCHED[key] = (weakref.ref(loaded, stop), call)
-    return call
-
-
-def collect_prefetched_inference(loaded: LoadedModel) -> onnx.ModelProto | str | None:
-    """The prefetched inference of ``loaded``: the inferred model, the engine's error, or ``None``
-    (nothing prefetched, or the child died: the caller infers in-process)."""
-    pending = _PREFETCHED.pop(id(loaded), None)
-    if pending is None or pending[0]() is not loaded:
-        return None
-    done, answer = pending[1].result()
-    if not done or answer is None:
-        return None
-    data, error = answer
-    return onnx.ModelProto.FromString(data) if data is not None else error
-
-
-def _infer_serialized(model: onnx.ModelProto, data: bytes) -> tuple[bytes | None, str | None]:
-    """In the child: strip ``model`` (the child's own copy), infer, and hand back the inferred model's
-    bytes or the engine's error."""
-    # The pass that finds subgraphs costs ~0.1 s on 100k nodes; a file with no graph attribute needs none.
-    graph_typed = _GRAPH_ATTRIBUTE in data or _GRAPHS_ATTRIBUTE in data
-    strip_model(model, [scope.path for scope in iter_scopes(model)] if graph_typed else [ROOT])
-    try:
-        return run_onnx_inference_serialized(model.SerializeToString()), None
-    except Exception as exc:  # onnx raises bare RuntimeErrors for malformed graphs
-        return None, first_line(exc)
 
 
 @dataclass

@@ -1,0 +1,131 @@
+"""ONNX's own shape inference, run on a model or its bytes, and the values it derived by graph.
+
+Data propagation can fail where plain inference succeeds; a model of 2 GiB or more cannot be
+serialized and goes through a file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from functools import partial
+from typing import TypeVar
+
+import onnx
+import onnx.shape_inference
+from onnx.onnx_cpp2py_export import shape_inference as onnx_cpp_inference
+
+from onnx_lint.engines import scoped_names
+from onnx_lint.engines.limits import engine_headroom, memory_ceiling
+from onnx_lint.model.graphs import scopes_at
+
+# protobuf serializes no message of 2 GiB or more; larger models go through files.
+_PROTOBUF_LIMIT = 2**31 - 1
+T = TypeVar("T")
+
+
+def run_onnx_inference(model: onnx.ModelProto | bytes, strict: bool = False,
+                       check_type: bool = False) -> onnx.ModelProto:
+    """ONNX's C++ inference with data propagation; large models through the path API.
+
+    Runs under a memory ceiling; if data propagation runs out of it (a huge 1-D
+    tensor can ask for a dim per element), inference runs again without it.
+    A serialized model is passed on as it is (onnx would serialize a ModelProto again).
+    """
+    size = len(model) if isinstance(model, bytes) else model.ByteSize()
+    return _with_data_prop_fallback(size, partial(_onnx_inference, model, size, strict, check_type=check_type))
+
+
+def run_onnx_inference_serialized(data: bytes) -> bytes:
+    """``run_onnx_inference(data)``, serialized: the C++ engine's own bytes, which a forked child hands
+    on without the parse and the serialization that a ``ModelProto`` in between would cost."""
+    if len(data) >= _PROTOBUF_LIMIT:
+        return run_onnx_inference(data).SerializeToString()
+    return _with_data_prop_fallback(len(data), partial(_serialized_inference, data))
+
+
+def _serialized_inference(data: bytes, data_prop: bool) -> bytes:
+    return onnx_cpp_inference.infer_shapes(data, False, False, data_prop)
+
+
+def _with_data_prop_fallback(size: int, infer: Callable[..., T]) -> T:
+    """``infer(data_prop=True)`` under the engines' memory ceiling, and without data propagation if
+    that ran out of memory."""
+    try:
+        with memory_ceiling(engine_headroom(size)):
+            return infer(data_prop=True)
+    except MemoryError:
+        with memory_ceiling(engine_headroom(size)):
+            return infer(data_prop=False)
+
+
+def _onnx_inference(model: onnx.ModelProto | bytes, size: int, strict: bool, data_prop: bool,
+                    check_type: bool = False) -> onnx.ModelProto:
+    if size < _PROTOBUF_LIMIT:
+        return onnx.shape_inference.infer_shapes(model, check_type=check_type, strict_mode=strict,
+                                                 data_prop=data_prop)
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="onnx-lint-") as tmp:
+        src, dst = Path(tmp, "in.onnx"), Path(tmp, "out.onnx")
+        if isinstance(model, bytes):
+            src.write_bytes(model)
+        else:
+            onnx.save_model(model, src)
+        onnx.shape_inference.infer_shapes_path(str(src), str(dst), check_type=check_type, strict_mode=strict,
+                                               data_prop=data_prop)
+        return onnx.load_model(dst, load_external_data=False)
+
+
+class GraphValues(Mapping[str, onnx.ValueInfoProto]):
+    """Tensor name -> the ValueInfoProto inference left for it in one graph (outputs over inputs over
+    value_info, as a dict updated in that order would hold them).
+
+    The value_info table (an entry per node output: 100k on a large model, ~0.1 s to
+    build) is built only when a name is not among the inputs and outputs; the rules
+    on a model without value_info of its own never ask for one.
+    """
+
+    def __init__(self, graph: onnx.GraphProto) -> None:
+        self._graph = graph
+        self._ends = {v.name: v for v in graph.input}
+        self._ends.update((v.name, v) for v in graph.output if v.HasField("type"))
+        self._all: dict[str, onnx.ValueInfoProto] | None = None
+
+    def _table(self) -> dict[str, onnx.ValueInfoProto]:
+        if self._all is None:
+            self._all = {v.name: v for v in self._graph.value_info}
+            self._all.update(self._ends)
+        return self._all
+
+    def get(self, name: str, default: onnx.ValueInfoProto | None = None) -> onnx.ValueInfoProto | None:  # type: ignore[override]
+        found = self._ends.get(name)
+        return found if found is not None else self._table().get(name, default)
+
+    def __getitem__(self, name: str) -> onnx.ValueInfoProto:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._ends or name in self._table()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+    def listed(self) -> int:
+        """How many value_info entries inference wrote (the stripped graph had none; each names one node
+        output, graph outputs included), counted without building the table."""
+        return len(self._graph.value_info)
+
+
+def collect_values(model: onnx.ModelProto, paths: list[str]) -> dict[str, GraphValues]:
+    """Per graph path: tensor name -> the ValueInfoProto inference left for it (the model's own names:
+    the stripped copy's subgraph names are restored in place)."""
+    if len(paths) > 1:
+        scoped_names.restore(model)
+    return {scope.path: GraphValues(scope.graph) for scope in scopes_at(model, paths)}
