@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import models  # noqa: E402
 
 from onnx_lint.engines import oracle  # noqa: E402
-from onnx_lint.lint import context  # noqa: E402
+from onnx_lint.lint import untyped  # noqa: E402
 from onnx_lint.lint.context import LintContext  # noqa: E402
 from onnx_lint.model.load import read_model  # noqa: E402
 
@@ -76,7 +76,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.smoke:
         args.nodes = 400
-    context.explain_untyped = _counted("per-node", context.explain_untyped)  # type: ignore[assignment]
+    untyped.explain_untyped = _counted("per-node", untyped.explain_untyped)  # type: ignore[assignment]
     oracle.ShapeOracle.strict_messages = _counted(  # type: ignore[method-assign]
         "strict", oracle.ShapeOracle.strict_messages)
     rows = [f"| model ({args.nodes} nodes) | root causes | per-node calls | strict runs | naming them (s) "

@@ -20,7 +20,8 @@ from typing import Any
 import onnx
 
 from onnx_lint.engines.engine import Engine
-from onnx_lint.lint.context import Declaration, LintContext
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.declarations import Declaration
 from onnx_lint.lint.diagnostics import Location
 from onnx_lint.model.graphs import GraphScope
 from onnx_lint.model.shapes import format_info, value_tensor_info

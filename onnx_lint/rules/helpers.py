@@ -5,7 +5,7 @@ Rules import this module, never each other (the independence contract in pyproje
 
 from __future__ import annotations
 
-from onnx_lint.lint.context import DimConflict
+from onnx_lint.lint.declarations import DimConflict
 
 
 def describe_conflict(conflict: DimConflict) -> str:

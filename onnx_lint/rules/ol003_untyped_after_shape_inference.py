@@ -55,9 +55,10 @@ from collections.abc import Iterable, Sequence
 
 from onnx_lint.engines.engine import Engine
 from onnx_lint.lint.consequences import model_accepted, model_opsets, typing_consumers
-from onnx_lint.lint.context import LintContext, UntypedGroup
+from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, FixAvailability, Location, Severity
 from onnx_lint.lint.rule_api import Rule
+from onnx_lint.lint.untyped import UntypedGroup
 from onnx_lint.model.edits import AddValueInfo, Edit, SetType
 from onnx_lint.model.graphs import ROOT, resolve_graph
 from onnx_lint.model.shapes import elem_type_name
