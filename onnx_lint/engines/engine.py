@@ -20,6 +20,7 @@ class Engine(str, Enum):
     ONNX_LOOP_RANK = "onnx, with Loop-carried ranks from the body"
     ORT_SYMBOLIC = "onnxruntime-symbolic"
     ORT_RUN = "onnxruntime run"
+    ORT_REGISTRY = "onnxruntime registry"
     CHECKER = "onnx.checker"
     CHECKER_FULL = "onnx.checker, full"
 

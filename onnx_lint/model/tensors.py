@@ -107,6 +107,7 @@ class ConstantLookup:
 
 
 QDQ_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})
+_QDQ_DOMAINS = ONNX_DOMAINS | {"com.microsoft"}  # ONNX Runtime's contrib Q/DQ too
 
 
 def qdq_nodes(scopes: list[GraphScope]) -> Iterator[tuple[GraphScope, int, onnx.NodeProto]]:
@@ -116,5 +117,5 @@ def qdq_nodes(scopes: list[GraphScope]) -> Iterator[tuple[GraphScope, int, onnx.
             continue
         texts = scope.scan().texts
         for i in range(len(scope.graph.node)):
-            if texts[3 * i] in QDQ_OPS and texts[3 * i + 1] in ("", "ai.onnx", "com.microsoft"):
+            if texts[3 * i] in QDQ_OPS and texts[3 * i + 1] in _QDQ_DOMAINS:
                 yield scope, i, scope.graph.node[i]

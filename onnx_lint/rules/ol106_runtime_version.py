@@ -31,13 +31,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from onnx_lint.engines.engine import Engine
 from onnx_lint.engines.ort_registry import runtime_facts
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.rule_api import Rule
 from onnx_lint.model.graphs import onnx_domain
-
-ENGINE = "onnxruntime registry"
 
 
 class RuntimeVersionUnsupported(Rule):
@@ -54,11 +53,12 @@ class RuntimeVersionUnsupported(Rule):
         if facts.max_ir_version is not None and model.ir_version > facts.max_ir_version:
             yield self.report(
                 ctx, f"IR version {model.ir_version} is newer than the installed ONNX Runtime {facts.version} "
-                f"loads (up to {facts.max_ir_version})", Location("model/ir_version"), engine=ENGINE)
+                f"loads (up to {facts.max_ir_version})", Location("model/ir_version"), engine=Engine.ORT_REGISTRY)
         for i, opset in enumerate(model.opset_import):
             domain = onnx_domain(opset.domain)
             limit = facts.max_opsets.get(domain)
             if limit is not None and opset.version > limit:
                 yield self.report(
                     ctx, f"opset {domain or 'ai.onnx'} {opset.version} is newer than the installed ONNX Runtime "
-                    f"{facts.version} loads (up to {limit})", Location(f"model/opset_import[{i}]"), engine=ENGINE)
+                    f"{facts.version} loads (up to {limit})", Location(f"model/opset_import[{i}]"),
+                    engine=Engine.ORT_REGISTRY)

@@ -39,6 +39,7 @@ from collections.abc import Iterable
 
 import onnx
 
+from onnx_lint.engines.engine import Engine
 from onnx_lint.engines.ort_registry import RuntimeFacts, runtime_facts
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
@@ -47,7 +48,6 @@ from onnx_lint.model.graphs import GraphScope, onnx_domain
 from onnx_lint.model.shapes import elem_type_name
 from onnx_lint.model.tensors import node_label
 
-ENGINE = "onnxruntime registry"
 _ONNX_DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training")
 # ONNX Runtime turns Constant nodes into initializers when it loads a graph: they need no kernel.
 _NO_KERNEL_NEEDED = {("", "Constant")}
@@ -101,7 +101,7 @@ class RuntimeMissingKernel(Rule):
                     yield self.report(
                         ctx, f"ONNX Runtime {facts.version} has no CPU kernel for node '{node_label(node)}': "
                         f"{problem}", Location.at_node(scope.path, i, node),
-                        engine=ENGINE)
+                        engine=Engine.ORT_REGISTRY)
 
 
 class _TypeLookup:
