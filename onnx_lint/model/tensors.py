@@ -86,10 +86,6 @@ def consumers(graph: onnx.GraphProto) -> dict[str, list[int]]:
     return table
 
 
-def node_label(node: onnx.NodeProto) -> str:
-    return node.name or f"<unnamed {node.op_type}>"
-
-
 class ConstantLookup:
     """Constants visible from each graph (its own, then its enclosing graphs'), built on first use."""
 

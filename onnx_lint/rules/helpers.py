@@ -5,7 +5,12 @@ Rules import this module, never each other (the independence contract in pyproje
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from onnx_lint.lint.declarations import DimConflict
+
+if TYPE_CHECKING:
+    import onnx
 
 
 def describe_conflict(conflict: DimConflict) -> str:
@@ -15,3 +20,8 @@ def describe_conflict(conflict: DimConflict) -> str:
     if conflict.reason in ("param-reuse", "name"):
         return f"dim {conflict.index}: {conflict.evidence}"
     return f"dim {conflict.index} is declared {conflict.declared}, but {conflict.evidence}"
+
+
+def node_label(node: onnx.NodeProto) -> str:
+    """How a message names a node: its name, or what it is when it has none."""
+    return node.name or f"<unnamed {node.op_type}>"

@@ -37,7 +37,7 @@ from onnx_lint.lint.diagnostics import Diagnostic, FixAvailability, Location, Se
 from onnx_lint.lint.rule_api import Rule, the_edit
 from onnx_lint.model.edits import Edit, SortNodes
 from onnx_lint.model.graphs import out_of_order_nodes
-from onnx_lint.model.tensors import node_label
+from onnx_lint.rules.helpers import node_label
 
 
 class UnsortedNodes(Rule):

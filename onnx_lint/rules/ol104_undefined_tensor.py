@@ -32,7 +32,7 @@ from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.rule_api import Rule
 from onnx_lint.model.graphs import defined_outside
-from onnx_lint.model.tensors import node_label
+from onnx_lint.rules.helpers import node_label
 
 
 class UndefinedTensor(Rule):

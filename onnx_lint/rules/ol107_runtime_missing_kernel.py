@@ -46,7 +46,7 @@ from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.rule_api import Rule
 from onnx_lint.model.graphs import GraphScope, onnx_domain
 from onnx_lint.model.shapes import elem_type_name
-from onnx_lint.model.tensors import node_label
+from onnx_lint.rules.helpers import node_label
 
 _ONNX_DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training")
 # ONNX Runtime turns Constant nodes into initializers when it loads a graph: they need no kernel.

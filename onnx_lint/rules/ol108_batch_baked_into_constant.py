@@ -55,7 +55,8 @@ from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.rule_api import Rule
 from onnx_lint.model.graphs import ONNX_DOMAINS, ROOT
 from onnx_lint.model.shapes import format_dims, value_tensor_info
-from onnx_lint.model.tensors import ConstantLookup, node_label
+from onnx_lint.model.tensors import ConstantLookup
+from onnx_lint.rules.helpers import node_label
 
 _OPS = frozenset({"Reshape", "Expand"})
 

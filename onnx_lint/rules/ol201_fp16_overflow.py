@@ -58,7 +58,8 @@ from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.rule_api import Rule
 from onnx_lint.model.graphs import GraphScope
-from onnx_lint.model.tensors import ConstantTensor, constant_nodes, consumers, node_label
+from onnx_lint.model.tensors import ConstantTensor, constant_nodes, consumers
+from onnx_lint.rules.helpers import node_label
 
 FP16_MAX = 65504.0
 FP16_TINY = 2.0**-25  # values below half the smallest subnormal round to zero

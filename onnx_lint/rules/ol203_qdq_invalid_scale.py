@@ -29,7 +29,8 @@ import numpy as np
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.rule_api import Rule
-from onnx_lint.model.tensors import ConstantLookup, node_label, qdq_nodes
+from onnx_lint.model.tensors import ConstantLookup, qdq_nodes
+from onnx_lint.rules.helpers import node_label
 
 
 def scale_problem(values: np.ndarray) -> str | None:
