@@ -168,7 +168,7 @@ def test_a_follow_on_fix_that_fails_keeps_the_fixes_before_it(cli, save, monkeyp
     def second_round_fails(ctx, chosen, *args, **kwargs):
         rounds.append([d.code for d in chosen])
         if len(rounds) == 2:
-            raise fixer.FixError(f"{ctx.file}: forced failure")
+            raise fixer.FixError(f"{ctx.display}: forced failure")
         return real(ctx, chosen, *args, **kwargs)
 
     monkeypatch.setattr(fixer, "_fix_round", second_round_fails)

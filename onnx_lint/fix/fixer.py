@@ -123,7 +123,7 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
     try:
         combined = combine_fixes([d.fix.edits if d.fix is not None else () for d in chosen], fixed)
     except KeyError as exc:
-        raise FixError(f"{ctx.file}: cannot apply the fixes: {exc}") from None
+        raise FixError(f"{ctx.display}: cannot apply the fixes: {exc}") from None
     waiting = set(combined.deferred)
     deferred = [chosen[i] for i in combined.deferred]
     taken = [d for i, d in enumerate(chosen) if i not in waiting]
@@ -131,7 +131,7 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
         apply_edits(combined.edits, fixed)
     except MissingTarget as exc:
         owner = {target_of(e): d.code for d in reversed(taken) for e in (d.fix.edits if d.fix else ())}
-        raise FixError(f"{ctx.file}: cannot apply the {owner.get(target_of(exc.edit), 'a')} fix: "
+        raise FixError(f"{ctx.display}: cannot apply the {owner.get(target_of(exc.edit), 'a')} fix: "
                        f"{exc.problem}") from None
     data = fixed.SerializeToString()
     if data == ctx.loaded.data:
@@ -139,7 +139,7 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
     reordered = any(isinstance(e, SortNodes) for e in combined.edits)
     fixed_loaded = ctx.loaded.with_annotations(data, fixed, nodes_reordered=reordered)
     inherit_passing_verdict(ctx.loaded, fixed_loaded)  # write_fix proves the fixed model with the checker
-    relint_ctx = LintContext(fixed_loaded, ctx.file, ctx.oracle.rebind(fixed_loaded, nodes_reordered=reordered),
+    relint_ctx = LintContext(fixed_loaded, ctx.display, ctx.oracle.rebind(fixed_loaded, nodes_reordered=reordered),
                              runtime_probe=ctx.runtime_probe, inference_budget=ctx.inference_budget)
     relint, errors = run_rules(relint_ctx, rules, enabled)
     if errors:
@@ -149,7 +149,7 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
     # nothing left to fix: otherwise the edits did not take and fixing again would loop.
     again = [d for d in relint if d.key() in fixed_keys and d.fixable]
     if again:
-        raise FixError(f"{ctx.file}: the {again[0].code} fix did not converge "
+        raise FixError(f"{ctx.display}: the {again[0].code} fix did not converge "
                        f"({again[0].location.display()}: {again[0].message}); nothing was written")
     return _Round(relint_ctx, relint, taken, deferred)
 

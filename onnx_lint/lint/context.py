@@ -34,11 +34,11 @@ from onnx_lint.model.validate import check_cycles
 class LintContext:
     """Everything rules may ask about one model; each fact is computed once, on demand."""
 
-    def __init__(self, loaded: LoadedModel, file: str, oracle: ShapeOracle | None = None, *,
+    def __init__(self, loaded: LoadedModel, display: str, oracle: ShapeOracle | None = None, *,
                  runtime_probe: bool = True, inference_budget: float | None = None) -> None:
         self.loaded = loaded
         self.model = loaded.model
-        self.file = file
+        self.display = display  # the file as messages name it (a diagnostic's ``file``)
         self.oracle = oracle or ShapeOracle(loaded)
         self.runtime_probe = runtime_probe
         self.inference_budget = inference_budget  # seconds, or None for the budget the model's size sets
@@ -236,7 +236,7 @@ class LintContext:
         """
         suspects = [scope for scope in self.scopes if scope.path in self.uninferred_outputs]
         if suspects:
-            check_cycles(suspects, self.file)
+            check_cycles(suspects, self.display)
 
 
     @cached_property

@@ -33,9 +33,9 @@ def run_rules(ctx: LintContext, rules: Sequence[Rule], enabled: Enabled) -> tupl
             with step(rule_step(rule.code)):
                 diagnostics.extend(rule.check(ctx))
         except ModelLoadError as exc:
-            return [unreadable_diagnostic(ctx.file, exc.problem)], []
+            return [unreadable_diagnostic(ctx.display, exc.problem)], []
         except Exception as exc:  # a rule bug must not hide the other rules' findings
-            errors.append(f"{ctx.file}: internal error in rule {rule.code}: {type(exc).__name__}: {exc}")
+            errors.append(f"{ctx.display}: internal error in rule {rule.code}: {type(exc).__name__}: {exc}")
     return diagnostics, errors
 
 

@@ -68,7 +68,7 @@ class Rule:
         """A diagnostic of this rule; ``edits`` make it fixable (a safe fix, titled by ``fix_title``)."""
         fix = Fix(tuple(edits), self.fix_title(edits), Applicability.SAFE) if edits else None
         return Diagnostic(
-            file=ctx.file,
+            file=ctx.display,
             code=self.code,
             name=self.name,
             severity=severity or self.severity,

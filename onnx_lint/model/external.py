@@ -70,7 +70,7 @@ def check_external_data(tensors: list[onnx.TensorProto], path: Path) -> list[str
     has tens of thousands of tensors in one ``.data`` file, so each distinct
     location is checked and stat-ed once, and per tensor there is only arithmetic.
     """
-    shown = str(path)
+    display = str(path)
     uses: dict[str, _ExternalUse] = {}
     for tensor in tensors:
         location = offset_text = length_text = ""
@@ -84,16 +84,16 @@ def check_external_data(tensors: list[onnx.TensorProto], path: Path) -> list[str
                 length_text = entry.value
         use = uses.get(location)
         if use is None:
-            _check_location(shown, f"tensor '{tensor.name}'", location)
+            _check_location(display, f"tensor '{tensor.name}'", location)
             use = uses[location] = _ExternalUse(tensor.name)
         try:
             offset = int(offset_text) if offset_text else 0
             length = int(length_text) if length_text else None
         except ValueError:
-            raise ModelLoadError(shown, f"tensor '{tensor.name}': external data offset/length are not integers"
+            raise ModelLoadError(display, f"tensor '{tensor.name}': external data offset/length are not integers"
                                  ) from None
         if offset < 0 or (length is not None and length < 0):
-            raise ModelLoadError(shown, f"tensor '{tensor.name}': negative external data offset or length")
+            raise ModelLoadError(display, f"tensor '{tensor.name}': negative external data offset or length")
         if length is None:
             length = raw_size(tensor.data_type, math.prod(tensor.dims))
         needed = offset + (length or 0)
@@ -102,45 +102,45 @@ def check_external_data(tensors: list[onnx.TensorProto], path: Path) -> list[str
     if uses:
         folder = path.resolve().parent
         for location, use in uses.items():
-            _check_file(shown, folder, location, use)
+            _check_file(display, folder, location, use)
     return list(uses)
 
 
-def _check_location(shown: str, where: str, location: str) -> None:
+def _check_location(display: str, where: str, location: str) -> None:
     """Refuse a location string that names no file or points outside the model folder by its text."""
     if not location:
-        raise ModelLoadError(shown, f"{where} uses external data but names no file")
+        raise ModelLoadError(display, f"{where} uses external data but names no file")
     if "\0" in location:
-        raise ModelLoadError(shown, f"refusing {where}: external data location contains a NUL byte")
+        raise ModelLoadError(display, f"refusing {where}: external data location contains a NUL byte")
     if os.path.isabs(location) or location.startswith(("/", "\\")) or (len(location) > 1 and location[1] == ":"):
         raise ModelLoadError(
-            shown, f"refusing {where}: external data location '{location}' is an absolute path"
+            display, f"refusing {where}: external data location '{location}' is an absolute path"
         )
     if ".." in Path(location.replace("\\", "/")).parts:
         raise ModelLoadError(
-            shown, f"refusing {where}: external data location '{location}' escapes the model folder"
+            display, f"refusing {where}: external data location '{location}' escapes the model folder"
         )
 
 
-def _check_file(shown: str, folder: Path, location: str, use: _ExternalUse) -> None:
+def _check_file(display: str, folder: Path, location: str, use: _ExternalUse) -> None:
     """Resolve and stat one external data file: inside the folder, a regular file, long enough."""
     where = f"tensor '{use.first}'"
     resolved = (folder / location).resolve()
     if resolved != folder and folder not in resolved.parents:
         raise ModelLoadError(
-            shown,
+            display,
             f"refusing {where}: external data location '{location}' resolves outside the "
             "model folder (symbolic link)",
         )
     try:
         found = resolved.stat()
     except OSError:
-        raise ModelLoadError(shown, f"{where}: external data file '{location}' is missing") from None
+        raise ModelLoadError(display, f"{where}: external data file '{location}' is missing") from None
     if not stat.S_ISREG(found.st_mode):
-        raise ModelLoadError(shown, f"{where}: external data location '{location}' is not a file")
+        raise ModelLoadError(display, f"{where}: external data location '{location}' is not a file")
     if found.st_size < use.needed:
         raise ModelLoadError(
-            shown,
+            display,
             f"tensor '{use.needing.name if use.needing else use.first}': external data file '{location}' has "
             f"{found.st_size} bytes but the "
             f"tensor needs bytes {use.start}..{use.needed}",

@@ -103,26 +103,26 @@ def read_unvalidated(path: str | os.PathLike[str]) -> LoadedModel:
     so a file that cannot be a model is refused without being read whole.
     """
     path = Path(path)
-    shown = str(path)
+    display = str(path)
     stat_model_file(path)
     try:
         # O_NONBLOCK: a FIFO swapped in after the stat must not block the open
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
-        raise ModelLoadError(shown, f"cannot read file: {exc.strerror or exc}") from None
+        raise ModelLoadError(display, f"cannot read file: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as handle:
         try:
             info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode):
-                raise ModelLoadError(shown, "is not a regular file (a FIFO, socket or device); refusing to read it")
+                raise ModelLoadError(display, "is not a regular file (a FIFO, socket or device); refusing to read it")
             problem = wire_problem(handle, info.st_size)
             if problem is not None:
-                raise ModelLoadError(shown, f"not a valid ONNX protobuf: {problem}; refused before reading it")
+                raise ModelLoadError(display, f"not a valid ONNX protobuf: {problem}; refused before reading it")
             handle.seek(0)
             data = handle.read()
         except OSError as exc:
-            raise ModelLoadError(shown, f"cannot read file: {exc.strerror or exc}") from None
-    return LoadedModel(path, data, parse_model(data, shown), identity=FileIdentity.of(info))
+            raise ModelLoadError(display, f"cannot read file: {exc.strerror or exc}") from None
+    return LoadedModel(path, data, parse_model(data, display), identity=FileIdentity.of(info))
 
 
 def validate_loaded(loaded: LoadedModel) -> None:
@@ -130,7 +130,7 @@ def validate_loaded(loaded: LoadedModel) -> None:
     loaded.external_locations = validate_model(loaded.model, loaded.path, loaded.scopes)
 
 
-def parse_model(data: bytes, shown: str) -> onnx.ModelProto:
+def parse_model(data: bytes, display: str) -> onnx.ModelProto:
     """Parse bytes as a ModelProto and reject anything that is not really one."""
     try:
         model = onnx.ModelProto.FromString(data)
@@ -138,15 +138,15 @@ def parse_model(data: bytes, shown: str) -> onnx.ModelProto:
         depth = subgraph_nesting(data)
         if depth >= PROTOBUF_DEPTH_LIMIT:
             raise ModelLoadError(
-                shown, f"subgraphs are nested more than {PROTOBUF_DEPTH_LIMIT} protobuf levels deep; "
+                display, f"subgraphs are nested more than {PROTOBUF_DEPTH_LIMIT} protobuf levels deep; "
                 "protobuf refuses to parse such a file") from None
         raise ModelLoadError(
-            shown, "not a valid ONNX protobuf (truncated or corrupt file, or not an ONNX model)"
+            display, "not a valid ONNX protobuf (truncated or corrupt file, or not an ONNX model)"
         ) from None
     except RecursionError:
-        raise ModelLoadError(shown, "protobuf nesting too deep to parse") from None
+        raise ModelLoadError(display, "protobuf nesting too deep to parse") from None
     if not model.HasField("graph"):
-        raise ModelLoadError(shown, "not an ONNX model: the protobuf has no graph")
+        raise ModelLoadError(display, "not an ONNX model: the protobuf has no graph")
     if model.ir_version <= 0:
-        raise ModelLoadError(shown, "not an ONNX model: ir_version is missing")
+        raise ModelLoadError(display, "not an ONNX model: ir_version is missing")
     return model

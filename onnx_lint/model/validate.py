@@ -26,31 +26,31 @@ def _supported_opsets() -> dict[str, int]:
 
 def validate_model(model: onnx.ModelProto, path: Path, scopes: list[GraphScope] | None = None) -> list[str]:
     """Structural checks that must pass before any analysis; returns external locations."""
-    shown = str(path)
+    display = str(path)
     if model.ir_version > onnx.IR_VERSION:
         raise ModelLoadError(
-            shown,
+            display,
             f"IR version {model.ir_version} is newer than the installed onnx "
             f"{onnx.__version__} supports (up to {onnx.IR_VERSION})",
         )
     supported = _supported_opsets()
     for opset in model.opset_import:
         if opset.version < 1:
-            raise ModelLoadError(shown, f"opset {opset.domain or 'ai.onnx'} version {opset.version} is not "
+            raise ModelLoadError(display, f"opset {opset.domain or 'ai.onnx'} version {opset.version} is not "
                                  "a valid version (versions start at 1)")
         limit = supported.get(opset.domain)
         if limit is not None and opset.version > limit:
             domain = opset.domain or "ai.onnx"
             raise ModelLoadError(
-                shown,
+                display,
                 f"opset {domain} {opset.version} is newer than the installed onnx "
                 f"{onnx.__version__} supports (up to {limit})",
             )
     if model.ir_version >= 3 and not model.opset_import:
-        raise ModelLoadError(shown, "not a usable ONNX model: it imports no opset")
+        raise ModelLoadError(display, "not a usable ONNX model: it imports no opset")
     scopes = scopes if scopes is not None else list(iter_scopes(model))
-    external = check_initializers(scopes, shown)
-    check_names(model, scopes, shown)
+    external = check_initializers(scopes, display)
+    check_names(model, scopes, display)
     return check_external_data(external, path)
 
 
@@ -63,7 +63,7 @@ _TYPED_FIELDS: dict[int, str] = {
 }
 
 
-def check_initializers(scopes: list[GraphScope], shown: str) -> list[onnx.TensorProto]:
+def check_initializers(scopes: list[GraphScope], display: str) -> list[onnx.TensorProto]:
     """Refuse tensors (initializers, sparse parts, Constant values) that cannot exist: a negative dim,
     or data of the wrong size; return the external ones, for ``check_external_data``.
 
@@ -77,7 +77,7 @@ def check_initializers(scopes: list[GraphScope], shown: str) -> list[onnx.Tensor
         count = 1
         if dims:
             if min(dims) < 0:
-                raise ModelLoadError(shown, f"{kind} '{tensor.name}' has a negative dim {list(dims)}")
+                raise ModelLoadError(display, f"{kind} '{tensor.name}' has a negative dim {list(dims)}")
             count = math.prod(dims)
         if tensor.data_location == external_location:
             external.append(tensor)
@@ -86,14 +86,14 @@ def check_initializers(scopes: list[GraphScope], shown: str) -> list[onnx.Tensor
             needed = raw_size_cached(tensor.data_type, count)
             held = len(tensor.raw_data)  # a transient copy of one tensor at most
             if needed is not None and held != needed and not tensor.HasField("segment"):
-                raise ModelLoadError(shown, f"{kind} '{tensor.name}' holds {held} bytes of data but dims "
+                raise ModelLoadError(display, f"{kind} '{tensor.name}' holds {held} bytes of data but dims "
                                      f"{list(dims)} need {needed}")
             continue
         if tensor.HasField("segment"):
             continue
         problem = _data_size_problem(tensor, count)
         if problem:
-            raise ModelLoadError(shown, f"{kind} '{tensor.name}' {problem}")
+            raise ModelLoadError(display, f"{kind} '{tensor.name}' {problem}")
     return external
 
 
@@ -109,7 +109,7 @@ def _data_size_problem(tensor: onnx.TensorProto, count: int) -> str | None:
     return None
 
 
-def check_names(model: onnx.ModelProto, scopes: list[GraphScope], shown: str) -> None:
+def check_names(model: onnx.ModelProto, scopes: list[GraphScope], display: str) -> None:
     """Refuse names that are not valid UTF-8 and graphs that define a name twice.
 
     Protobuf hands a string field with invalid UTF-8 to Python as ``bytes``;
@@ -118,7 +118,7 @@ def check_names(model: onnx.ModelProto, scopes: list[GraphScope], shown: str) ->
     and ONNX Runtime refuses the model. An initializer that is also a graph
     input (IR < 4 style) is a default value, not a second definition.
     """
-    _check_text(shown, "the model's header", [model.producer_name, model.producer_version, model.domain]
+    _check_text(display, "the model's header", [model.producer_name, model.producer_version, model.domain]
                 + [o.domain for o in model.opset_import] + [p.key for p in model.metadata_props])
     for scope in scopes:
         graph = scope.graph
@@ -128,16 +128,16 @@ def check_names(model: onnx.ModelProto, scopes: list[GraphScope], shown: str) ->
         # one of the names checked here, and an invalid one is never looked up.
         scan = scope.scan()
         outputs = scan.outputs
-        _check_text(shown, scope.path, inputs, inits, outputs, scan.texts, [v.name for v in graph.output],
+        _check_text(display, scope.path, inputs, inits, outputs, scan.texts, [v.name for v in graph.output],
                     [v.name for v in graph.value_info])
         if "" in outputs:  # an omitted optional output defines nothing
             outputs = [o for o in outputs if o]
         if scope.owner_node is not None:  # the attribute names that make up this scope's path
             names = [a.name for a in scope.owner_node.attribute]
-            _check_text(shown, scope.path, names)
+            _check_text(display, scope.path, names)
             odd = next((n for n in names if not n or any(c in n for c in "/[]")), None)
             if odd is not None:
-                raise ModelLoadError(shown, f"{scope.path}: a graph attribute is named '{odd}'; "
+                raise ModelLoadError(display, f"{scope.path}: a graph attribute is named '{odd}'; "
                                      "names with '/', '[' or ']' (or none) cannot be addressed")
         produced = set(outputs)
         if (len(produced) == len(outputs) and len(set(inputs)) == len(inputs) and len(set(inits)) == len(inits)
@@ -147,34 +147,34 @@ def check_names(model: onnx.ModelProto, scopes: list[GraphScope], shown: str) ->
         for kind, names in (("a graph input", inputs), ("an initializer", inits)):
             for name in names:
                 if kinds.get(name) == kind:
-                    raise ModelLoadError(shown, f"{scope.path} defines '{name}' twice as {kind}")
+                    raise ModelLoadError(display, f"{scope.path} defines '{name}' twice as {kind}")
                 kinds.setdefault(name, kind)
         for node in graph.node:
             for out in node.output:
                 if out and out in kinds:
                     raise ModelLoadError(
-                        shown, f"{scope.path} defines tensor '{out}' twice: as {kinds[out]} and as an "
+                        display, f"{scope.path} defines tensor '{out}' twice: as {kinds[out]} and as an "
                         f"output of node '{node.name or node.op_type}' (ONNX requires each name once)")
                 if out:
                     kinds[out] = f"an output of node '{node.name or node.op_type}'"
 
 
-def _check_text(shown: str, where: str, *groups: list) -> None:
+def _check_text(display: str, where: str, *groups: list) -> None:
     """All of ``groups`` are ``str``; else name the first that protobuf gave back as bytes."""
     for group in groups:
         if bytes in set(map(type, group)):
             bad = next(v for v in group if isinstance(v, bytes))
-            raise ModelLoadError(shown, f"{where} has a name that is not valid UTF-8: {bad!r}")
+            raise ModelLoadError(display, f"{where} has a name that is not valid UTF-8: {bad!r}")
 
 
-def check_cycles(scopes: list[GraphScope], shown: str) -> None:
+def check_cycles(scopes: list[GraphScope], display: str) -> None:
     """A dependency cycle makes every analysis meaningless; refuse such a model."""
     for scope in scopes:
         cycle = cyclic_nodes(scope.graph)
         if cycle:
             names = ", ".join(
                 f"'{scope.graph.node[i].name or scope.graph.node[i].op_type}'" for i in cycle[:5])
-            raise ModelLoadError(shown, f"{scope.path} has a dependency cycle through nodes {names}")
+            raise ModelLoadError(display, f"{scope.path} has a dependency cycle through nodes {names}")
 
 
 def iter_tensors(scopes: list[GraphScope]) -> Iterator[tuple[str, onnx.TensorProto]]:
