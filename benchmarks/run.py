@@ -137,13 +137,18 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     repeat = 1 if args.smoke else args.repeat
     started = time.perf_counter()
+    load_before = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="onnx-lint-bench-"))
     try:
         paths = build(work, args.smoke)
         lines = run_all(paths, work, repeat, args.smoke, args.torch_python)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    text = "\n".join(lines) + f"\n\nTotal benchmark time: {time.perf_counter() - started:.0f} s.\n"
+    load_after = os.getloadavg()
+    text = "\n".join(lines) + (f"\n\nTotal benchmark time: {time.perf_counter() - started:.0f} s on "
+                               f"{os.cpu_count()} cores; load average (1/5/15 min) "
+                               f"{'/'.join(f'{x:.2f}' for x in load_before)} at the start, "
+                               f"{'/'.join(f'{x:.2f}' for x in load_after)} at the end.\n")
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text)

@@ -197,3 +197,45 @@ def test_fix_may_reorder_nodes_but_never_changes_their_content(cli, save):
     assert computation(fixed) == computation(original)
     assert list(fixed.graph.initializer) == list(original.graph.initializer)
     assert checker_error(fixed) is None and output_dims(path) == ["batch", 4]
+
+
+_FORKED_FIX = r"""
+import sys
+from onnx_lint.engines import checker as checker_errors
+from onnx_lint import cli
+from onnx_lint.fix import fixer
+started = []
+real = checker_errors.start_full_check
+def recording(*args):
+    call = real(*args)
+    started.append(call is not None)
+    return call
+fixer.start_full_check = recording
+fixer.PREFETCH_MIN_ENTRIES = 0  # every model counts as large: the full checks run in a forked child
+code = cli.main(["check", "--no-cache", "--jobs", "1", "--fix", sys.argv[1]])
+sys.stderr.write(f"forked={started}\n")
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("builder", ["stale_output", "fails_before_and_after"])
+def test_large_model_fix_proves_in_a_forked_child_with_the_same_verdict(builder, cli, tmp_path):
+    """On a large model the write's full checks run in a child started before the re-lint; the file
+    written, the exit code and the notes are those of the in-process checks."""
+    import subprocess
+    import sys
+
+    from test_verdict_after_fix import half_converted_gemm
+
+    model = defects.stale_rank0_output() if builder == "stale_output" else half_converted_gemm()
+    in_process, forked = tmp_path / "a" / "model.onnx", tmp_path / "b" / "model.onnx"
+    for path in (in_process, forked):
+        path.parent.mkdir()
+        onnx.save_model(model, path)
+    expected = cli("check", str(in_process), "--fix")
+    run = subprocess.run([sys.executable, "-c", _FORKED_FIX, str(forked)], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(fixer.__file__).parents[2])})  # onnx_lint/fix/
+    assert "forked=[True" in run.stderr, run.stderr
+    assert run.returncode == expected.code
+    assert forked.read_bytes() == in_process.read_bytes()
+    assert run.stdout.replace(str(forked), "M") == expected.out.replace(str(in_process), "M")

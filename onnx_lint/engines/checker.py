@@ -24,6 +24,7 @@ import onnx.checker
 
 from onnx_lint.base.errors import first_line
 from onnx_lint.base.timings import CHECKER, timed
+from onnx_lint.engines.forked import ForkedCall
 from onnx_lint.engines.strip import INLINE_ELEMENTS, swap_heavy_initializers
 from onnx_lint.model.edits import SortNodes
 from onnx_lint.model.graphs import ROOT, out_of_order_nodes, scopes_at, subgraph_attributes
@@ -126,6 +127,36 @@ def full_checker_error(model: Path | bytes, external_paths: list[str] | None = N
             loaded = onnx.load_model(model, load_external_data=False)
             swap_heavy_initializers(loaded, external_paths, all_external=True)
             onnx.checker.check_model(loaded, full_check=True)
+    except Exception as exc:
+        return first_line(exc, 400)
+    return None
+
+
+def start_full_check(fixed: bytes, original: bytes, external_paths: list[str] | None
+                     ) -> ForkedCall[tuple[str | None, str | None]] | None:
+    """The write's full checks of a fix, started in a forked child; ``None`` where nothing started.
+
+    The answer is ``full_checker_error`` of the fixed bytes and, only where that fails, of the
+    original's (a fix may keep a failure, never add one). The fixer starts it as soon as a round's
+    bytes exist and re-lints meanwhile: on a 100k-node model the full check (the checker plus
+    strict inference, ~1 s each) then costs little wall time of its own. The fixed bytes are the
+    file's bytes to be, so the answer is the one the written file gets.
+    """
+    return ForkedCall.start(partial(_full_checks, fixed, original, external_paths))
+
+
+def _full_checks(fixed: bytes, original: bytes, external_paths: list[str] | None) -> tuple[str | None, str | None]:
+    fixed_error = _full_check_of_bytes(fixed, external_paths)
+    return fixed_error, (_full_check_of_bytes(original, external_paths) if fixed_error is not None else None)
+
+
+def _full_check_of_bytes(data: bytes, external_paths: list[str] | None) -> str | None:
+    if external_paths is None:
+        return full_checker_error(data)
+    try:
+        model = onnx.ModelProto.FromString(data)
+        swap_heavy_initializers(model, external_paths, all_external=True)
+        onnx.checker.check_model(model, full_check=True)
     except Exception as exc:
         return first_line(exc, 400)
     return None

@@ -9,15 +9,18 @@ original. Any failure leaves the original byte-identical and no file behind.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from onnx_lint.base.errors import FixError
 from onnx_lint.base.timings import FIX_PLAN, FIX_WRITE, timed
 from onnx_lint.engines.checker import full_checker_error as _checker_error  # a module name tests replace
-from onnx_lint.engines.checker import inherit_passing_verdict
+from onnx_lint.engines.checker import inherit_passing_verdict, start_full_check
 from onnx_lint.engines.engine import Engine
+from onnx_lint.engines.forked import ForkedCall
 from onnx_lint.engines.ort_load_check import runtime_available, runtime_checkable, runtime_load_error
+from onnx_lint.engines.prefetch import PREFETCH_MIN_ENTRIES
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.linter import Enabled, run_rules
@@ -43,6 +46,12 @@ class FixPlan:
     data: bytes
     relint: list[Diagnostic]
     notes: list[str] = field(default_factory=list)
+    # The full check of ``data``, running in a forked child since the bytes existed (large models).
+    full_check: ForkedCall[tuple[str | None, str | None]] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.full_check is not None:
+            weakref.finalize(self, self.full_check.abandon)  # a preview (--diff) never collects it
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,7 @@ class _Round:
     relint: list[Diagnostic]
     applied: list[Diagnostic]
     deferred: list[Diagnostic]
+    full_check: ForkedCall[tuple[str | None, str | None]] | None = None
 
 
 # A fix can make another one possible (a corrected output lets inference type what it could not):
@@ -74,11 +84,12 @@ def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequenc
     attempted: set[tuple] = set()
     notes: list[str] = []
     current, relint = ctx, list(diagnostics)
+    full_check: ForkedCall[tuple[str | None, str | None]] | None = None
     for round_number in range(MAX_FIX_ROUNDS):
         if not chosen:
             break
         try:
-            step = _fix_round(current, chosen, rules, enabled, settled=attempted)
+            step = _fix_round(current, chosen, rules, enabled, settled=attempted, origin=ctx.loaded)
         except FixError as exc:
             if round_number == 0:
                 raise
@@ -87,7 +98,9 @@ def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequenc
             break
         if step is None:
             break
-        current, relint = step.ctx, step.relint
+        if full_check is not None:
+            full_check.abandon()  # superseded by this round's bytes
+        current, relint, full_check = step.ctx, step.relint, step.full_check
         applied.extend(d.with_fix_applied() for d in step.applied)
         attempted.update(d.key() for d in step.applied)
         # A fix deferred for a conflict waits for the next round, unless the re-lint no longer
@@ -100,8 +113,10 @@ def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequenc
             break
         chosen = [d for d in relint if d.fixable and d.key() not in attempted]
     if not applied:
+        if full_check is not None:
+            full_check.abandon()
         return None
-    return FixPlan(applied, current.loaded.data, relint, notes)
+    return FixPlan(applied, current.loaded.data, relint, notes, full_check)
 
 
 def _repaired_note(deferred: Diagnostic, taken: list[Diagnostic]) -> str:
@@ -113,7 +128,7 @@ def _repaired_note(deferred: Diagnostic, taken: list[Diagnostic]) -> str:
 
 
 def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule], enabled: Enabled,
-               settled: set[tuple]) -> _Round | None:
+               settled: set[tuple], origin: LoadedModel) -> _Round | None:
     """One round: apply ``chosen`` to a copy and lint it (None: the model did not change).
 
     A fix that conflicts with an earlier one of the round is deferred (``edits.combine_fixes``).
@@ -139,19 +154,47 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
     reordered = any(isinstance(e, SortNodes) for e in combined.edits)
     fixed_loaded = ctx.loaded.with_annotations(data, fixed, nodes_reordered=reordered)
     inherit_passing_verdict(ctx.loaded, fixed_loaded)  # write_fix proves the fixed model with the checker
-    relint_ctx = LintContext(fixed_loaded, ctx.display, ctx.oracle.rebind(fixed_loaded, nodes_reordered=reordered),
-                             runtime_probe=ctx.runtime_probe, inference_budget=ctx.inference_budget)
-    relint, errors = run_rules(relint_ctx, rules, enabled)
-    if errors:
-        raise FixError(errors[0])
+    full_check = _start_full_check(origin, data)  # origin: the file as read, which the write compares with
+    try:
+        relint_ctx = LintContext(fixed_loaded, ctx.display,
+                                 ctx.oracle.rebind(fixed_loaded, nodes_reordered=reordered),
+                                 runtime_probe=ctx.runtime_probe, inference_budget=ctx.inference_budget)
+        relint, errors = run_rules(relint_ctx, rules, enabled)
+        if errors:
+            raise FixError(errors[0])
+    except BaseException:
+        if full_check is not None:
+            full_check.abandon()
+        raise
     fixed_keys = settled | {d.key() for d in taken}
     # A finding may stay (an OL003 root with some tensors no schema types), but it must have
     # nothing left to fix: otherwise the edits did not take and fixing again would loop.
     again = [d for d in relint if d.key() in fixed_keys and d.fixable]
     if again:
+        if full_check is not None:
+            full_check.abandon()
         raise FixError(f"{ctx.display}: the {again[0].code} fix did not converge "
                        f"({again[0].location.display()}: {again[0].message}); nothing was written")
-    return _Round(relint_ctx, relint, taken, deferred)
+    return _Round(relint_ctx, relint, taken, deferred, full_check)
+
+
+def _start_full_check(original: LoadedModel, data: bytes) -> ForkedCall[tuple[str | None, str | None]] | None:
+    """On a large model, the write's full check of these bytes, started now to overlap the re-lint.
+
+    Small models are checked in-process at the write: a fork costs more there than it overlaps.
+    """
+    graph = original.model.graph
+    if len(graph.node) + len(graph.initializer) < PREFETCH_MIN_ENTRIES:
+        return None
+    return start_full_check(data, original.data, original.scope_paths if original.has_external_data else None)
+
+
+def _collected_full_checks(plan: FixPlan) -> tuple[str | None, str | None] | None:
+    """The full checks started while the plan was made, if they ran to the end (else ``None``)."""
+    if plan.full_check is None:
+        return None
+    done, answer = plan.full_check.result()
+    return answer if done else None
 
 
 @timed(FIX_WRITE)
@@ -162,9 +205,10 @@ def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True)
     staged = StagedWrite(loaded.path, plan.data, expected=loaded.identity)
     external = (loaded.scope_paths,) if loaded.has_external_data else ()  # see _checker_error
     with staged as temp:
-        fixed_error = _checker_error(temp, *external)
+        collected = _collected_full_checks(plan)
+        fixed_error = collected[0] if collected is not None else _checker_error(temp, *external)
         if fixed_error is not None:
-            original_error = _checker_error(loaded.path, *external)
+            original_error = collected[1] if collected is not None else _checker_error(loaded.path, *external)
             if original_error is None:
                 raise FixError(f"{loaded.path}: the fix would make onnx.checker fail ({fixed_error}); "
                                "nothing was written")

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from onnx_lint.engines.checker import checker_verdict
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.rule_api import Rule
@@ -49,15 +50,19 @@ class OrphanValueInfo(Rule):
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         if not any(len(scope.graph.value_info) for scope in ctx.scopes):
             return
+        # When the checker passed, every node input is defined, so the node outputs the scan
+        # already holds suffice; otherwise reads count too (an undefined read is OL104's business).
+        reads_checked = checker_verdict(ctx.loaded) is None
         defined: set[str] = set()
         for scope in ctx.scopes:
             graph = scope.graph
             defined.update(v.name for v in graph.input)
             defined.update(t.name for t in graph.initializer)
             defined.update(t.values.name for t in graph.sparse_initializer)
-            for node in graph.node:
-                defined.update(node.output)
-                defined.update(node.input)  # a read of an undefined name is OL104's business
+            defined.update(scope.scan().outputs)
+            if not reads_checked:
+                for node in graph.node:
+                    defined.update(node.input)
         for scope in ctx.scopes:
             orphans = [v.name for v in scope.graph.value_info if v.name not in defined]
             if not orphans:
