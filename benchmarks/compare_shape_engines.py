@@ -27,7 +27,7 @@ sys.path.insert(0, sys.argv[3])
 import onnx
 engine, path = sys.argv[1], sys.argv[2]
 from onnx_lint.model.load import read_model
-from onnx_lint.engines.oracle import strip_model, swap_heavy_initializers
+from onnx_lint.engines.strip import strip_model, swap_heavy_initializers
 loaded = read_model(path)
 model = loaded.fresh_copy()
 strip_model(model, loaded.scope_paths)
