@@ -131,6 +131,11 @@ class Diagnostic:
     fix: Fix | None = None
     notes: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        if self.engine is not None and type(self.engine) is not str:
+            # An Engine member is a str; a plain one pickles to the server and back from the cache the same.
+            object.__setattr__(self, "engine", str(self.engine))
+
     @property
     def fixable(self) -> bool:
         """Whether ``--fix`` would apply this diagnostic's fix: there is one, it is safe and not yet applied."""
