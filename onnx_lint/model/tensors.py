@@ -61,7 +61,8 @@ def constant_node_tensor(node: onnx.NodeProto) -> onnx.TensorProto | None:
 
 def constants(scope: GraphScope) -> dict[str, ConstantTensor]:
     """Every initializer and Constant-node output of one graph, by tensor name."""
-    found = {t.name: ConstantTensor(t.name, t, "initializer") for t in scope.graph.initializer}
+    found = {name: ConstantTensor(name, t, "initializer") for name, t in scope.initializers().items()
+             if isinstance(t, onnx.TensorProto)}  # sparse initializers are no constants read here
     found.update((c.name, c) for c in constant_nodes(scope))
     return found
 
