@@ -105,7 +105,7 @@ def fix(model_or_path: ModelOrPath, *, select: Selectors = None, ignore: Selecto
     import onnx
 
     from onnx_lint.base.errors import ModelLoadError
-    from onnx_lint.fix.session import FixSession
+    from onnx_lint.fixes.session import FixSession
     from onnx_lint.lint.file_result import is_unreadable
     from onnx_lint.rules import ALL_RULES
 

@@ -320,7 +320,7 @@ def _run_jobs(jobs: list[Job], requested: int) -> list:
 
         fork = sys.platform.startswith("linux")
         if fork:  # import once here: forked workers inherit it instead of each paying for it
-            import onnx_lint.fix.fixer
+            import onnx_lint.fixes.fixer
             import onnx_lint.rules.registry  # noqa: F401
         context = multiprocessing.get_context("fork" if fork else "spawn")
         from onnx_lint.engines.sandbox import die_with_parent
@@ -375,8 +375,8 @@ def _process_job(job: Job):
     cache = _cache(job)
     with step(IMPORTS):  # only a cache miss pays for onnx and the rules
         from onnx_lint.base.errors import FixError
-        from onnx_lint.fix.fixer import text_diff
-        from onnx_lint.fix.session import FixSession
+        from onnx_lint.fixes.fixer import text_diff
+        from onnx_lint.fixes.session import FixSession
         from onnx_lint.rules import ALL_RULES
 
     try:

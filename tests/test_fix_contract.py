@@ -11,7 +11,7 @@ from conftest import output_dims
 from inotify import FileWatch
 
 from examples import defects
-from onnx_lint.fix import fixer
+from onnx_lint.fixes import fixer
 from onnx_lint.model import write as model_io
 
 
@@ -203,7 +203,7 @@ _FORKED_FIX = r"""
 import sys
 from onnx_lint.engines import checker as checker_errors
 from onnx_lint import cli
-from onnx_lint.fix import fixer
+from onnx_lint.fixes import fixer
 started = []
 real = checker_errors.start_full_check
 def recording(*args):
@@ -234,7 +234,7 @@ def test_large_model_fix_proves_in_a_forked_child_with_the_same_verdict(builder,
         onnx.save_model(model, path)
     expected = cli("check", str(in_process), "--fix")
     run = subprocess.run([sys.executable, "-c", _FORKED_FIX, str(forked)], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(Path(fixer.__file__).parents[2])})  # onnx_lint/fix/
+                         env={**os.environ, "PYTHONPATH": str(Path(fixer.__file__).parents[2])})  # onnx_lint/fixes/
     assert "forked=[True" in run.stderr, run.stderr
     assert run.returncode == expected.code
     assert forked.read_bytes() == in_process.read_bytes()

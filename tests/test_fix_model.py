@@ -15,7 +15,7 @@ from onnx import helper as h
 
 from examples import defects
 from onnx_lint.base.errors import FixError
-from onnx_lint.fix.fixer import plan_fix
+from onnx_lint.fixes.fixer import plan_fix
 from onnx_lint.lint.diagnostics import Applicability, FixAvailability
 from onnx_lint.lint.linter import lint_file
 from onnx_lint.model.edits import AddValueInfo, RemoveValueInfo, SetType, apply_edits, combine_fixes

@@ -17,7 +17,7 @@ import pytest
 from conftest import run_process
 
 from examples import defects
-from onnx_lint.fix import fixer
+from onnx_lint.fixes import fixer
 from onnx_lint.server import jobs
 
 # What the other program does to the model, run as a real process: replace it (new inode), or

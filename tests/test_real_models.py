@@ -80,7 +80,7 @@ def test_real_model_lints_without_false_errors_and_fix_keeps_healthy_files(item,
     # Symbolic or anonymous dims are never conflicts.
     assert "OL002" in expected or not any(d.code == "OL002" for d in result.diagnostics)
 
-    from onnx_lint.fix.fixer import plan_fix
+    from onnx_lint.fixes.fixer import plan_fix
 
     fixable = {d.code for d in result.diagnostics if d.fixable}
     assert fixable <= expected

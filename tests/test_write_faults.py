@@ -21,7 +21,7 @@ import pytest
 from conftest import REPO
 
 from examples import defects
-from onnx_lint.fix import fixer
+from onnx_lint.fixes import fixer
 from onnx_lint.model import write as model_io
 
 

@@ -23,7 +23,7 @@ import onnx
 
 from onnx_lint.base.errors import FixError, OnnxLintError, one_line
 from onnx_lint.base.progress import Cancelled, Progress
-from onnx_lint.fix.session import FixSession
+from onnx_lint.fixes.session import FixSession
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic
 from onnx_lint.lint.rule_api import Rule

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from onnx_lint.base.progress import Progress
-from onnx_lint.fix.session import FixSession
+from onnx_lint.fixes.session import FixSession
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Location
 from onnx_lint.lint.linter import lint_file

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from onnx_lint.base.errors import FixError
-from onnx_lint.fix.fixer import FixPlan, plan_fix, write_fix
+from onnx_lint.fixes.fixer import FixPlan, plan_fix, write_fix
 from onnx_lint.lint import linter  # by module: a test replaces linter.lint_file to prove a cache hit lints nothing
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.file_result import FileResult
