@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,47 +64,66 @@ def built_extension() -> Path:
     assert "# fail 0" in tests.stdout and "# pass" in tests.stdout, tests.stdout
     VSIX.unlink(missing_ok=True)
     shutil.rmtree(EXTENSION / "out")  # `vsce package` alone must build it (the vscode:prepublish script)
-    _run([npm, "run", "package"], EXTENSION, timeout=300)
+    packaged = _run([npm, "run", "package"], EXTENSION, timeout=300)
+    # vsce's warning for an unbundled extension ("... JavaScript files. For performance reasons, you should
+    # bundle your extension") must not appear.
+    assert "bundle your extension" not in packaged.stdout + packaged.stderr, packaged.stdout
     return VSIX
 
 
-def test_vsix_packages_the_compiled_extension_for_vscode_1_100(built_extension):
+def test_vsix_packages_the_bundled_extension_for_vscode_1_100(built_extension):
     with zipfile.ZipFile(built_extension) as vsix:
         names = set(vsix.namelist())
         manifest = json.loads(vsix.read("extension/package.json"))
-    assert "extension/out/src/extension.js" in names
-    assert any(n.startswith("extension/node_modules/vscode-languageclient/") for n in names)
-    assert not any(n.startswith("extension/src/") or n.startswith("extension/e2e/") for n in names)
+        notices = vsix.read("extension/out/THIRD-PARTY-NOTICES.txt").decode()
+    # One bundle per JavaScript context (esbuild): no node_modules, no unbundled files for vsce to warn about.
+    assert manifest["main"] == "./out/extension.js" and "extension/out/extension.js" in names
+    assert "extension/out/webview/main.js" in names
+    assert not any("/node_modules/" in n or n.startswith("extension/src/") or n.startswith("extension/e2e/")
+                   for n in names)
+    assert "dependencies" not in manifest  # everything the extension runs is inside its bundles
+    # The bundled packages' licences travel with them.
+    assert "vscode-languageclient" in notices and "@dagrejs/dagre" in notices and "MIT" in notices
     assert manifest["engines"]["vscode"] == "^1.100.0"
+    # Activation on opening a model (or its textual view), not on any folder that holds one.
+    assert manifest["activationEvents"] == ["onCustomEditor:onnxLint.model", "onLanguage:onnx-text"]
+    assert manifest["bugs"]["url"].endswith("/issues") and manifest["homepage"].startswith("https://")
     assert manifest["contributes"]["customEditors"][0]["selector"] == [{"filenamePattern": "*.onnx"}]
     titles = {c["command"]: c["title"] for c in manifest["contributes"]["commands"]}
     assert titles["onnxLint.showModelText"] == "Show model as text" and "onnxLint.restartServer" in titles
     assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] == "limited"
-    # The model view's own script and stylesheet, the layout library, the ONNX text grammar.
-    assert {"extension/out/webview/main.js", "extension/media/view.css",
-            "extension/node_modules/@dagrejs/dagre/dist/dagre.cjs",
-            "extension/syntaxes/onnx-text.tmLanguage.json"} <= names
+    # Settings: selectors are lists the Settings UI can edit, and every setting the README names exists.
+    settings = manifest["contributes"]["configuration"]["properties"]
+    for key in ("select", "extendSelect", "ignore"):
+        assert settings[f"onnxLint.{key}"]["default"] == [], key
+    assert settings["onnxLint.runtimeProbe"]["type"] == "boolean"
+    readme = (EXTENSION / "README.md").read_text()
+    named = set(re.findall(r"`onnxLint\.([A-Za-z.]+)`", readme))
+    quantize = r"`(calibrationData|output|calibrationMethod|perChannel|keepIoTypes)`"
+    named |= {f"quantize.{k}" for k in re.findall(quantize, readme)}
+    assert len(named) > 10 and {f"onnxLint.{k}" for k in named} <= set(settings), named
+    # The model view's style, the ONNX text grammar.
+    assert {"extension/media/view.css", "extension/syntaxes/onnx-text.tmLanguage.json"} <= names
     [language] = manifest["contributes"]["languages"]
     assert language["id"] == "onnx-text" and "*.onnx.txt" in language["filenamePatterns"]
     assert manifest["contributes"]["grammars"][0]["language"] == "onnx-text"
     assert "vscode:prepublish" in manifest["scripts"]
-    assert built_extension.stat().st_size < 1_000_000  # small: no bundler, but no stray copies either
+    assert built_extension.stat().st_size < 1_000_000
 
 
 def test_vsce_ls_lists_only_what_the_extension_needs(built_extension):
-    """What `vsce ls` lists is what the .vsix holds: the compiled code (extension and webview), its runtime
-    dependencies' code and licences, the manifest, README, CHANGELOG, licence, icon, stylesheet and grammar."""
+    """What `vsce ls` lists is what the .vsix holds: the bundles and their licences, the manifest, README,
+    CHANGELOG, licence, icon, stylesheet and grammar; `vsce package` says nothing about unbundled files."""
     npx = _require("npx")
     listed = _run([npx, "--no-install", "vsce", "ls"], EXTENSION, timeout=300).stdout.split()
     assert {"package.json", "README.md", "CHANGELOG.md", "LICENSE", "media/icon.png", "media/view.css",
-            "out/src/extension.js", "syntaxes/onnx-text.tmLanguage.json"} <= set(listed)
-    own = [n for n in listed if not n.startswith("node_modules/")]
+            "out/extension.js", "out/webview/main.js", "out/THIRD-PARTY-NOTICES.txt",
+            "syntaxes/onnx-text.tmLanguage.json"} <= set(listed)
     assert all(n in ("package.json", "README.md", "CHANGELOG.md", "LICENSE") or
-               n.startswith(("out/src/", "out/webview/", "media/", "syntaxes/")) for n in own), own
-    assert not any(n.endswith((".ts", ".map", ".tsbuildinfo")) or n.startswith(("out/test/", "src/", "e2e/"))
+               n.startswith(("out/", "media/", "syntaxes/")) for n in listed), listed
+    assert not any(n.endswith((".ts", ".map", ".tsbuildinfo", ".mjs")) or n.startswith(("out/test/", "out/src/"))
                    for n in listed)
-    dependencies = [n for n in listed if n.startswith("node_modules/")]
-    assert not [n for n in dependencies if n.endswith("README.md") or "/lib/browser/" in n]
+    assert len([n for n in listed if n.endswith(".js")]) == 2
     with zipfile.ZipFile(built_extension) as vsix:
         packed = {n.removeprefix("extension/") for n in vsix.namelist() if n.startswith("extension/")}
     # vsce stores LICENSE as LICENSE.txt.

@@ -3,7 +3,7 @@ import * as vscode from "vscode";
 import {
   DidChangeConfigurationNotification, ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions,
 } from "vscode-languageclient/node";
-import { chooseInterpreter, installCommand, Interpreter, PROBE_ARGUMENTS, serverArguments } from "./interpreter";
+import { chooseInterpreter, installAdvice, Interpreter, PROBE_ARGUMENTS, serverArguments } from "./interpreter";
 import { serverSettings } from "./settings";
 
 /** Server commands that write files: refused in an untrusted workspace (VS Code workspace trust). */
@@ -55,12 +55,12 @@ export class ServerConnection implements vscode.Disposable {
       this.output.error(`cannot start the server: ${problem}`);
       if (!this.warnedMissing) {
         this.warnedMissing = true;
-        const command = installCommand(this.interpreter.command);
+        const advice = installAdvice(this.interpreter.command);
         const choice = await vscode.window.showErrorMessage(
-          `onnx-lint is not installed in ${this.interpreter.command} (${this.interpreter.source}). Install it with: ${command}`,
+          `onnx-lint is not installed in ${this.interpreter.command} (${this.interpreter.source}). ${advice.message}`,
           "Copy command", "Open settings");
         if (choice === "Copy command") {
-          await vscode.env.clipboard.writeText(command);
+          await vscode.env.clipboard.writeText(advice.command);
         } else if (choice === "Open settings") {
           await vscode.commands.executeCommand("workbench.action.openSettings", "onnxLint.interpreter");
         }

@@ -1,7 +1,7 @@
 // Unit tests of the extension's own logic (the parts that need no VS Code): `npm test`.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { chooseInterpreter, installCommand, serverArguments } from "../src/interpreter";
+import { chooseInterpreter, installAdvice, installCommand, serverArguments } from "../src/interpreter";
 import { serverSettings } from "../src/settings";
 import { renderView, toViewDiagnostics, ViewState } from "../src/viewHtml";
 
@@ -25,12 +25,24 @@ test("the install command names the interpreter exactly, quoted when it must be"
   assert.equal(installCommand("/home/me/my envs/bin/python"), "\"/home/me/my envs/bin/python\" -m pip install 'onnx-lint[server,runtime]'");
 });
 
+test("a system Python gets venv or pipx advice (PEP 668 refuses pip there); a virtual environment gets pip", () => {
+  const system = installAdvice("/usr/bin/python3");
+  assert.match(system.message, /virtual environment/);
+  assert.match(system.message, /pipx install 'onnx-lint\[server,runtime\]'/);
+  assert.equal(system.command, "python3 -m venv .venv && .venv/bin/python -m pip install 'onnx-lint[server,runtime]'");
+  assert.doesNotMatch(installAdvice("python3").message, /^Install it there/);
+  for (const venv of ["/home/me/proj/.venv/bin/python", "/home/me/.local/share/pipx/venvs/onnx-lint/bin/python",
+    "/opt/conda/envs/ml/bin/python", "C:\\proj\\venv\\Scripts\\python.exe"]) {
+    assert.equal(installAdvice(venv).command, installCommand(venv), venv);
+  }
+});
+
 test("server settings leave unset selectors to the configuration file and keep quantize defaults", () => {
   const settings = serverSettings(config({
-    select: null, ignore: ["OL005"], lintOnChange: false, "quantize.calibrationData": "/data/calib.npz",
+    select: [], extendSelect: null, ignore: ["OL005"], lintOnChange: false, runtimeProbe: false, lintTimeout: 60, "quantize.calibrationData": "/data/calib.npz",
     "quantize.output": "", "quantize.perChannel": true,
   }));
-  assert.deepEqual(settings, { ignore: ["OL005"], lintOnChange: false,
+  assert.deepEqual(settings, { ignore: ["OL005"], lintOnChange: false, runtimeProbe: false, lintTimeout: 60,
     quantize: { calibrationData: "/data/calib.npz", perChannel: true } });
 });
 
