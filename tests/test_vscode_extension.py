@@ -78,7 +78,7 @@ def test_vsix_packages_the_bundled_extension_for_vscode_1_100(built_extension):
         notices = vsix.read("extension/out/THIRD-PARTY-NOTICES.txt").decode()
     # One bundle per JavaScript context (esbuild): no node_modules, no unbundled files for vsce to warn about.
     assert manifest["main"] == "./out/extension.js" and "extension/out/extension.js" in names
-    assert "extension/out/webview/main.js" in names
+    assert {"extension/out/webview/main.js", "extension/out/webview/layout.js"} <= names
     assert not any("/node_modules/" in n or n.startswith("extension/src/") or n.startswith("extension/e2e/")
                    for n in names)
     assert "dependencies" not in manifest  # everything the extension runs is inside its bundles
@@ -117,13 +117,13 @@ def test_vsce_ls_lists_only_what_the_extension_needs(built_extension):
     npx = _require("npx")
     listed = _run([npx, "--no-install", "vsce", "ls"], EXTENSION, timeout=300).stdout.split()
     assert {"package.json", "README.md", "CHANGELOG.md", "LICENSE", "media/icon.png", "media/view.css",
-            "out/extension.js", "out/webview/main.js", "out/THIRD-PARTY-NOTICES.txt",
+            "out/extension.js", "out/webview/main.js", "out/webview/layout.js", "out/THIRD-PARTY-NOTICES.txt",
             "syntaxes/onnx-text.tmLanguage.json"} <= set(listed)
     assert all(n in ("package.json", "README.md", "CHANGELOG.md", "LICENSE") or
                n.startswith(("out/", "media/", "syntaxes/")) for n in listed), listed
     assert not any(n.endswith((".ts", ".map", ".tsbuildinfo", ".mjs")) or n.startswith(("out/test/", "out/src/"))
                    for n in listed)
-    assert len([n for n in listed if n.endswith(".js")]) == 2
+    assert len([n for n in listed if n.endswith(".js")]) == 3
     with zipfile.ZipFile(built_extension) as vsix:
         packed = {n.removeprefix("extension/") for n in vsix.namelist() if n.startswith("extension/")}
     # vsce stores LICENSE as LICENSE.txt.

@@ -16,7 +16,7 @@ const builds = await Promise.all([
     platform: "node", format: "cjs", target: "node20", external: ["vscode"],
   }),
   esbuild.build({
-    ...common, entryPoints: { main: "src/webview/main.ts" },
+    ...common, entryPoints: { main: "src/webview/main.ts", layout: "src/webview/layoutWorker.ts" },
     outdir: "out/webview", platform: "browser", format: "iife", target: "es2022",
   }),
 ]);

@@ -3,7 +3,11 @@ import * as vscode from "vscode";
 import { ServerConnection, VIEW_SCHEME } from "./client";
 import { FindingGraph } from "./graphView";
 import { QuantizeResult } from "./quantize";
-import { drawable, LspDiagnostic, ModelSummary, OpenGraph, QuantizeShown, renderView, toViewDiagnostics, ViewDiagnostic, ViewState } from "./viewHtml";
+import {
+  drawable, graphFindings, LspDiagnostic, ModelSummary, OpenGraph, QuantizeShown, renderParts, renderView, toViewDiagnostics,
+  ViewDiagnostic, ViewState,
+} from "./viewHtml";
+import { ModelGraph } from "./wholeGraph";
 
 interface Described {
   summary: ModelSummary | null;
@@ -92,14 +96,39 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
       cspSource: panel.webview.cspSource,
       script: panel.webview.asWebviewUri(vscode.Uri.joinPath(scripts, "main.js")).toString(),
       style: panel.webview.asWebviewUri(vscode.Uri.joinPath(media, "view.css")).toString(),
+      worker: panel.webview.asWebviewUri(vscode.Uri.joinPath(scripts, "layout.js")).toString(),
     };
     let diagnostics: ViewDiagnostic[] = [];
     let summary: ModelSummary | null = null;
     let graph: OpenGraph | undefined;
     let quantized: QuantizeShown | undefined;
+    // Once the page has loaded, later renders replace its text parts only: the whole-graph view keeps its
+    // layout, zoom and selection. Before that (or after a reload), the page is set whole.
+    let ready = false;
+    let wholeGraph: Promise<ModelGraph> | undefined;
     const show = (extra: Partial<ViewState> = {}) => {
-      panel.webview.html = renderView({ file, summary, diagnostics, trusted: vscode.workspace.isTrusted, graph,
-        quantize: quantized, ...extra }, resources);
+      const state: ViewState = { file, summary, diagnostics, trusted: vscode.workspace.isTrusted, graph,
+        quantize: quantized, ...extra };
+      if (ready) {
+        void panel.webview.postMessage({ type: "render", ...renderParts(state), findings: graphFindings(diagnostics) });
+      } else {
+        panel.webview.html = renderView(state, resources);
+      }
+    };
+    const sendGraph = async (reload: boolean) => {
+      if (!ready || summary === null) {
+        return;
+      }
+      if (reload || !wholeGraph) {
+        wholeGraph = this.server.command<ModelGraph>("onnx-lint.modelGraph", key);
+      }
+      try {
+        const data = await wholeGraph;
+        void panel.webview.postMessage({ type: "graphData", graph: data, findings: graphFindings(diagnostics) });
+      } catch (error) {
+        wholeGraph = undefined;
+        void panel.webview.postMessage({ type: "graphError", error: `onnx-lint: ${(error as Error).message}` });
+      }
     };
     const drawGraph = async (index: number) => {
       const diagnostic = diagnostics[index];
@@ -132,13 +161,16 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
           : diagnostics.findIndex((d) => JSON.stringify(d.key) === JSON.stringify(before.key));
         if (again >= 0 && graph) {
           await drawGraph(again);
+          await sendGraph(true);
           return;
         }
         graph = undefined;
         show();
       } catch (error) {
         show({ error: `onnx-lint: ${(error as Error).message}` });
+        return;
       }
+      await sendGraph(true);
     };
     const run = async (busy: string, work: () => Promise<unknown>) => {
       show({ busy });
@@ -171,9 +203,16 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
     const subscriptions = [
       watcher, watcher.onDidChange(changed), watcher.onDidCreate(changed),
       this.server.onDidStart(() => void render()),
-      panel.webview.onDidReceiveMessage((message: { type: string; index?: number }) => {
+      panel.webview.onDidReceiveMessage((message: { type: string; index?: number; graph?: string }) => {
         const index = message.index;
-        if (message.type === "fixAll") {
+        if (message.type === "ready") {
+          ready = true;
+          void sendGraph(false);
+        } else if (message.type === "nodeDetails" && typeof message.graph === "string" && index !== undefined) {
+          this.server.command("onnx-lint.graphNode", key, message.graph, index).then(
+            (details) => panel.webview.postMessage({ type: "nodeDetails", details }),
+            (error: Error) => panel.webview.postMessage({ type: "nodeDetails", details: { error: `onnx-lint: ${error.message}` } }));
+        } else if (message.type === "fixAll") {
           void run("Fixing…", () => this.server.command("onnx-lint.fixAll", key));
         } else if (message.type === "fix" && index !== undefined && diagnostics[index]) {
           void run("Fixing…", () => this.server.command("onnx-lint.fix", key, diagnostics[index].key));
@@ -183,7 +222,9 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
           graph = undefined;
           show();
         } else if (message.type === "quantize") {
-          void this.actions.quantize(uri).then((result) => result && this.showQuantized(uri, result));
+          // Its buttons stay disabled while it runs; VS Code shows the server's progress, with Cancel.
+          show({ busy: "Quantizing…" });
+          void this.actions.quantize(uri).then((result) => result ? this.showQuantized(uri, result) : show());
         } else if (message.type === "showText") {
           void this.actions.showText(uri);
         }

@@ -84,7 +84,9 @@ test("the view shows identity, declared next to derived, and the problems with t
   assert.match(html, /<button id="fix-all" data-action="fixAll">Fix all<\/button>/);
   // A finding located in a graph can be drawn; one without a location (OL007 here) or a model-level one cannot.
   assert.equal((html.match(/data-action="graph"/g) ?? []).length, 1);
-  assert.match(html, /<button class="secondary show-graph" data-action="graph" data-index="0"/);
+  assert.match(html, /<button class="secondary show-graph" data-action="reveal" data-index="0" aria-controls="whole-graph">Show in graph/);
+  assert.match(html, /<button class="secondary quick-look" data-action="graph" data-index="0"/);
+  assert.equal((html.match(/<span class="not-graph">not a graph element<\/span>/g) ?? []).length, 2);
   assert.match(html, /<link rel="stylesheet" href="vscode-resource:\/media\/view.css">/);
   assert.match(html, /<script src="vscode-resource:\/out\/webview\/main.js"><\/script>/);
 });
