@@ -466,7 +466,11 @@ export class GraphCanvas {
     let drag: { x: number; y: number } | undefined;
     this.svg.addEventListener("pointerdown", (event) => {
       drag = { x: event.clientX, y: event.clientY };
-      this.svg.setPointerCapture(event.pointerId);
+      try {
+        this.svg.setPointerCapture(event.pointerId);
+      } catch {
+        // a pointer the browser does not track (a synthetic one): dragging works without capture
+      }
     });
     this.svg.addEventListener("pointermove", (event) => {
       if (drag) {
@@ -527,7 +531,10 @@ export class GraphCanvas {
       case "collapse": this.expanded.clear(); await this.relayout(true); break;
       case "select": this.select(target.dataset.id!, { centre: true }); this.viewport.focus(); break;
       case "expand": await this.activate(target.dataset.id!); break;
-      case "hit": await this.revealNode(Number(target.dataset.g), Number(target.dataset.node)); break;
+      case "hit":
+        byId<HTMLElement>("graph-hits").hidden = true;
+        await this.revealNode(Number(target.dataset.g), Number(target.dataset.node));
+        break;
       case "expandBody": case "collapseBody": {
         const selected = this.selected;
         await this.toggle(`${target.dataset.body}:body`, target.dataset.graph === "expandBody");
