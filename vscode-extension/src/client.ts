@@ -43,6 +43,10 @@ export class ServerConnection implements vscode.Disposable {
   private warnedMissing = false;
   private readonly started = new vscode.EventEmitter<void>();
   readonly onDidStart = this.started.event;
+  // A fix the server wrote (from the model view, a lightbulb or a command): every open view of that model
+  // refreshes at once, without waiting for the file watcher (which can lag by seconds).
+  private readonly wrote = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidWriteModel = this.wrote.event;
 
   constructor(private readonly output: vscode.LogOutputChannel) {}
 
@@ -90,7 +94,11 @@ export class ServerConnection implements vscode.Disposable {
             void vscode.window.showWarningMessage("onnx-lint does not change files in an untrusted workspace.");
             return undefined;
           }
-          return next(command, args);
+          try {
+            return await next(command, args);
+          } finally {
+            this.written(command, args);
+          }
         },
         provideCodeActions: async (document, range, context, token, next) =>
           vscode.workspace.isTrusted ? next(document, range, context, token) : [],
@@ -129,11 +137,24 @@ export class ServerConnection implements vscode.Disposable {
     if (WRITING_COMMANDS.has(command) && !vscode.workspace.isTrusted) {
       throw new Error("onnx-lint does not change files in an untrusted workspace");
     }
-    return this.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }) as Promise<T>;
+    try {
+      return await (this.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }) as Promise<T>);
+    } finally {
+      this.written(command, args);
+    }
+  }
+
+  private written(command: string, args: unknown[]): void {
+    if ((command === "onnx-lint.fix" || command === "onnx-lint.fixAll") && typeof args[0] === "string") {
+      const uri = vscode.Uri.parse(args[0]);
+      // A textual view's URI names its model with ".txt" appended.
+      this.wrote.fire(uri.scheme === VIEW_SCHEME ? vscode.Uri.file(uri.path.replace(/\.txt$/, "")) : uri);
+    }
   }
 
   dispose(): void {
     void this.stop();
     this.started.dispose();
+    this.wrote.dispose();
   }
 }
