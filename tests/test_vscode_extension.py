@@ -22,7 +22,9 @@ from pathlib import Path
 
 import onnx
 import pytest
+from real_models import package_models
 
+from benchmarks import models as bench
 from examples import defects
 
 REPO = Path(__file__).resolve().parent.parent
@@ -144,6 +146,15 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     workspace.mkdir()
     model = workspace / "weak.onnx"
     onnx.save(defects.weakly_typed_mlp(), model)
+    # The whole graph of bigger models: a real one (PP-OCRv4 detection) and a 100k-node chain.
+    big = [{"file": "chain-100k.onnx", "search": "mm75000"}]
+    onnx.save(bench.weakly_typed(bench.mlp_chain(100_000)), workspace / "chain-100k.onnx")
+    ppocr = next((p for p in package_models("rapidocr_onnxruntime") if "PP-OCRv4_det" in p.name), None)
+    if ppocr is None and os.environ.get("ONNX_LINT_REQUIRE_EDITORS") == "1":
+        pytest.fail("rapidocr_onnxruntime is not installed (tests/real-models.txt)")
+    if ppocr is not None:
+        shutil.copy(ppocr, workspace / "ppocr-det.onnx")
+        big.append({"file": "ppocr-det.onnx", "search": "Conv"})
     if screenshots.exists():
         shutil.rmtree(screenshots)
     result_file = tmp_path / "result.json"
@@ -151,7 +162,8 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
                           text=True, timeout=900, env={
                               **os.environ, "CODE_SERVER": str(code_server), "VSIX": str(built_extension),
                               "WORKSPACE": str(workspace), "MODEL": str(model), "PYTHON": sys.executable,
-                              "SCREENSHOTS": str(screenshots), "RESULT": str(result_file), "CHROMIUM": chromium})
+                              "SCREENSHOTS": str(screenshots), "RESULT": str(result_file), "CHROMIUM": chromium,
+                              "BIG_MODELS": json.dumps(big)})
     assert result_file.is_file(), done.stdout + done.stderr
     seen = json.loads(result_file.read_text())
     assert seen.get("ok"), f"{seen.get('error')}\nsteps: {seen['steps']}\n{seen.get('serverLog')}"
@@ -191,6 +203,33 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert seen["keyboard"][0] == "graph input, X"
     assert seen["keyboard"][1].startswith("tensor X, declared float[batch, 16]")
 
+    # The whole graph: every node drawn (a small model), the stale output's producer and edge in the
+    # error colour; "Show in graph" selects the node, announces it, syncs the table and details it.
+    whole = seen["wholeGraph"]
+    drawn = whole["drawn"]
+    assert "nodes in 1 graph" in drawn["status"] and drawn["firstPaintMs"] >= 0
+    assert any("error" in c for c in drawn["items"])
+    assert any(e.endswith(" Y") and "error" in e for e in drawn["staleEdges"])
+    assert drawn["errorStroke"] != drawn["plainStroke"]
+    shown = whole["shown"]
+    assert shown["selected"].startswith("Add node Add_2") and "error here" in shown["selected"]
+    assert shown["announced"] == "Selected " + shown["selected"] and "Add_2" in shown["tableSelected"]
+    assert shown["focused"] == "graph-viewport"
+    assert "Add" in whole["details"]["title"]
+    assert any(r.startswith("Y\tfloat\tfloat[batch, 8]") for r in whole["details"]["outputs"]), whole["details"]
+    assert any("Gelu" in h for h in whole["hits"]) and "Gelu" in whole["searched"]["selected"]
+    assert whole["keyboard"]["selected"] != whole["searched"]["selected"]  # ArrowDown moved on
+    # High contrast marks the finding with the theme's own contrast border, not the legend colour alone.
+    assert whole["highContrast"]["errorStroke"] not in ("", whole["highContrast"]["plainStroke"])
+    assert (whole["dark"]["errorStroke"], whole["dark"]["plainStroke"]) != (drawn["errorStroke"], drawn["plainStroke"])
+    # Bigger models open to an overview (blocks, not 100k boxes) and search reveals a node inside.
+    for opened in seen["big"]:
+        assert 0 < opened["first"]["drawn"] <= 200, opened
+        assert opened["searched"]["selected"], opened
+    assert {b["file"] for b in seen["big"]} == {b["file"] for b in big}
+    hundred_k = next(b for b in seen["big"] if b["file"] == "chain-100k.onnx")
+    assert "100,000 nodes" in hundred_k["first"]["status"] and "mm75000" in hundred_k["searched"]["selected"]
+
     # "Show model as text": the same findings on the real lines of the textual view, one entry each
     # (the model's own entries leave the panel while the view shows them), and coloured tokens.
     text_rows = "\n".join(seen["textProblems"])
@@ -218,7 +257,8 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert quantized["opened"] == "weak.int8-fp16.onnx"  # its own model view, beside
     assert "random" in quantized["text"]  # the loud warning about random calibration
     shots = {Path(p).stem.split("-", 1)[1] for p in seen["screenshots"]}
-    assert shots >= {"model-view", "problems-panel", "graph-light", "graph-dark", "text-view", "fixed", "quantized"}
+    assert shots >= {"model-view", "problems-panel", "graph-light", "graph-dark", "text-view", "fixed", "quantized",
+                     "whole-graph-light", "whole-graph-dark", "whole-graph-high-contrast", "whole-graph-chain-100k"}
 
 
 def _luminance(css: str) -> float:
