@@ -7,7 +7,8 @@ import { chooseInterpreter, installAdvice, Interpreter, PROBE_ARGUMENTS, serverA
 import { serverSettings } from "./settings";
 
 /** Server commands that write files: refused in an untrusted workspace (VS Code workspace trust). */
-export const WRITING_COMMANDS = new Set(["onnx-lint.fixAll", "onnx-lint.fix", "onnx-lint.quantize"]);
+export const WRITING_COMMANDS = new Set(["onnx-lint.fixAll", "onnx-lint.fix", "onnx-lint.fixRule", "onnx-lint.ignoreRule",
+  "onnx-lint.quantize"]);
 export const VIEW_SCHEME = "onnx-lint";
 
 async function pythonExtensionInterpreter(): Promise<string | undefined> {
@@ -145,7 +146,8 @@ export class ServerConnection implements vscode.Disposable {
   }
 
   private written(command: string, args: unknown[]): void {
-    if ((command === "onnx-lint.fix" || command === "onnx-lint.fixAll") && typeof args[0] === "string") {
+    if (["onnx-lint.fix", "onnx-lint.fixAll", "onnx-lint.fixRule", "onnx-lint.ignoreRule"].includes(command) &&
+        typeof args[0] === "string") {
       const uri = vscode.Uri.parse(args[0]);
       // A textual view's URI names its model with ".txt" appended.
       this.wrote.fire(uri.scheme === VIEW_SCHEME ? vscode.Uri.file(uri.path.replace(/\.txt$/, "")) : uri);
