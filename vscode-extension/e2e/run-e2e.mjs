@@ -195,6 +195,9 @@ try {
     outputs: await view.locator("#graph-details table.node-tensors").last().locator("tbody tr").allInnerTexts(),
   };
   step("Show in graph selects the finding's node in the whole graph, with its details");
+  await whole.evaluate((section) => section.scrollIntoView());
+  await page.waitForTimeout(300);
+  await shot("whole-graph-light");
   // Search by op type: Enter goes to the first match.
   await view.locator("#graph-search").fill("Gelu");
   await view.locator("#graph-hits [data-graph='hit']").first().waitFor({ timeout: 30_000 });
@@ -207,9 +210,6 @@ try {
   await page.keyboard.press("ArrowDown");
   result.wholeGraph.keyboard = await graphFacts();
   step("search and the arrow keys move the selection");
-  await whole.evaluate((section) => section.scrollIntoView());
-  await page.waitForTimeout(300);
-  await shot("whole-graph-light");
 
   // The Problems panel lists every diagnostic of the file (pulled for the custom-editor tab).
   await page.keyboard.press("Control+Shift+M");

@@ -4,6 +4,7 @@ import {
   DidChangeConfigurationNotification, ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions,
 } from "vscode-languageclient/node";
 import { chooseInterpreter, installAdvice, Interpreter, PROBE_ARGUMENTS, serverArguments } from "./interpreter";
+import { progressInNotifications } from "./progress";
 import { serverSettings } from "./settings";
 
 /** Server commands that write files: refused in an untrusted workspace (VS Code workspace trust). */
@@ -42,6 +43,7 @@ export class ServerConnection implements vscode.Disposable {
   client: LanguageClient | undefined;
   interpreter: Interpreter | undefined;
   private warnedMissing = false;
+  private progress: vscode.Disposable | undefined;
   private readonly started = new vscode.EventEmitter<void>();
   readonly onDidStart = this.started.event;
   // A fix the server wrote (from the model view, a lightbulb or a command): every open view of that model
@@ -107,6 +109,8 @@ export class ServerConnection implements vscode.Disposable {
     };
     this.client = new LanguageClient("onnx-lint", "onnx-lint", serverOptions, clientOptions);
     await this.client.start();
+    this.progress?.dispose();
+    this.progress = progressInNotifications(this.client);
     this.started.fire();
     return true;
   }

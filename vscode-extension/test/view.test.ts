@@ -103,6 +103,10 @@ test("the quantize report shows every output field it has, known ones first and 
   assert.match(report, /<dt>opset<\/dt><dd>from: 17; to: 21<\/dd>/);
   assert.match(report, /<dt>fixes<\/dt><dd>none<\/dd>/);
   assert.equal((report.match(/random calibration/g) ?? []).length, 1);
+  // The fixes quantize applied first read as findings, one per line, not as a field dump.
+  const fixed = renderReport({ output: "/m/q.onnx", fixes: [{ code: "OL001", message: "graph output 'Y' is declared as a scalar",
+    fix: { title: "Declare the computed shape [batch, 8] on output 'Y'" }, location: { path: "graph/output[0]", tensor: "Y" } }] });
+  assert.match(fixed, /<dt>fixes<\/dt><dd><ul class="report-list"><li>OL001: Declare the computed shape \[batch, 8\] on output &#39;Y&#39; \(graph\/output\[0\]\)<\/li><\/ul><\/dd>/);
 });
 
 async function grammar(): Promise<textmate.IGrammar> {
