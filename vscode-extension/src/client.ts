@@ -4,6 +4,7 @@ import {
   DidChangeConfigurationNotification, ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions,
 } from "vscode-languageclient/node";
 import { chooseInterpreter, installAdvice, Interpreter, PROBE_ARGUMENTS, serverArguments } from "./interpreter";
+import { withoutShownMessages } from "./hoverText";
 import { progressInNotifications } from "./progress";
 import { serverSettings } from "./settings";
 
@@ -102,6 +103,17 @@ export class ServerConnection implements vscode.Disposable {
           } finally {
             this.written(command, args);
           }
+        },
+        provideHover: async (document, position, token, next) => {
+          const hover = await next(document, position, token);
+          const shown = vscode.languages.getDiagnostics(document.uri)
+            .filter((d) => d.source === "onnx-lint" && d.range.contains(position)).map((d) => d.message.split("\n")[0]);
+          if (!hover || shown.length === 0) {
+            return hover;
+          }
+          const contents = hover.contents.map((part) => part instanceof vscode.MarkdownString
+            ? new vscode.MarkdownString(withoutShownMessages(part.value, shown)) : part);
+          return new vscode.Hover(contents, hover.range);
         },
         provideCodeActions: async (document, range, context, token, next) =>
           vscode.workspace.isTrusted ? next(document, range, context, token) : [],

@@ -1,6 +1,7 @@
 // Unit tests of the extension's own logic (the parts that need no VS Code): `npm test`.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { withoutShownMessages } from "../src/hoverText";
 import { chooseInterpreter, installAdvice, installCommand, serverArguments } from "../src/interpreter";
 import { serverSettings } from "../src/settings";
 import { renderView, toViewDiagnostics, ViewState } from "../src/viewHtml";
@@ -113,4 +114,12 @@ test("a clean model says so and Fix all is disabled", () => {
   const html = renderView({ ...state, diagnostics: [] }, resources);
   assert.match(html, /No problems\./);
   assert.match(html, /<button id="fix-all" data-action="fixAll" disabled>/);
+});
+
+test("the hover says a finding's message once: VS Code already shows it above the server's explanation", () => {
+  const server = "**OL001** graph output 'Y' is declared as a scalar (rank 0) [but] the graph computes float[batch, 8]\n\n" +
+    "## What it does\n...\n\n[OL001 on the docs site](https://x/rules/OL001/)";
+  const shown = withoutShownMessages(server, ["graph output 'Y' is declared as a scalar (rank 0) [but] the graph computes float[batch, 8]"]);
+  assert.equal(shown, "**OL001**\n\n## What it does\n...\n\n[OL001 on the docs site](https://x/rules/OL001/)");
+  assert.equal(withoutShownMessages(server, ["another message"]), server);
 });
