@@ -85,7 +85,7 @@ export class GraphCanvas {
     this.whole = new WholeGraph(model, findings);
     byId<HTMLElement>("graph-status").textContent =
       `${model.nodes.toLocaleString("en")} nodes in ${model.graphs.length} graph${model.graphs.length === 1 ? "" : "s"}`;
-    await this.relayout(true);
+    await this.relayout(this.laidOut === undefined);  // fit the first time; later (a fix, a change) keep the place
   }
 
   private async layout(visible: Visible): Promise<LaidOut> {
@@ -327,6 +327,11 @@ export class GraphCanvas {
 
   showDetails(details: NodeDetails | { error: string }): void {
     const pane = byId<HTMLElement>("graph-details");
+    const item = this.visible.items.find((i) => i.id === this.selected);
+    if (!("error" in details) && (item?.kind !== "node" || this.whole?.model.graphs[item.graph].path !== details.graph ||
+        item.node !== details.index)) {
+      return;  // the answer for a node the user has since moved away from
+    }
     if ("error" in details) {
       pane.innerHTML = `<p class="failure">${esc(details.error)}</p>`;
       return;
