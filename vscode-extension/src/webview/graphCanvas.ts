@@ -115,7 +115,7 @@ export class GraphCanvas {
       this.laidOut = laidOut;
       this.draw();
       if (fit) {
-        this.fit();
+        this.overview();
       }
       if (this.timings.firstPaint === undefined) {
         requestAnimationFrame(() => {
@@ -254,6 +254,18 @@ export class GraphCanvas {
     const k = Math.min(2, Math.max(0.02, Math.min(rect.width / (laid.width || 1), rect.height / (laid.height || 1))));
     this.view = { k, x: (rect.width - laid.width * k) / 2, y: (rect.height - laid.height * k) / 2 };
     this.apply();
+  }
+
+  /** The first view: all of it when its labels can be read so, else its top at a readable size. */
+  private overview(): void {
+    this.fit();
+    const laid = this.laidOut!;
+    if (this.view.k < 0.45) {
+      const rect = this.svg.getBoundingClientRect();
+      const k = Math.max(0.45, Math.min(1, rect.width / (laid.width || 1)));
+      this.view = { k, x: (rect.width - laid.width * k) / 2, y: 8 };
+      this.apply();
+    }
   }
 
   zoom(factor: number, at?: { x: number; y: number }): void {
