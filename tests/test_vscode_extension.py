@@ -147,7 +147,7 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     model = workspace / "weak.onnx"
     onnx.save(defects.weakly_typed_mlp(), model)
     # The whole graph of bigger models: a real one (PP-OCRv4 detection) and a 100k-node chain.
-    big = [{"file": "chain-100k.onnx", "search": "mm75000"}]
+    big = [{"file": "chain-100k.onnx", "search": "mm20000"}]
     onnx.save(bench.weakly_typed(bench.mlp_chain(100_000)), workspace / "chain-100k.onnx")
     ppocr = next((p for p in package_models("rapidocr_onnxruntime") if "PP-OCRv4_det" in p.name), None)
     if ppocr is None and os.environ.get("ONNX_LINT_REQUIRE_EDITORS") == "1":
@@ -219,6 +219,8 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert any(r.startswith("Y\tfloat\tfloat[batch, 8]") for r in whole["details"]["outputs"]), whole["details"]
     assert any("Gelu" in h for h in whole["hits"]) and "Gelu" in whole["searched"]["selected"]
     assert whole["keyboard"]["selected"] != whole["searched"]["selected"]  # ArrowDown moved on
+    # The Problems panel: the model entry's code link brings its finding's node back into the selection.
+    assert whole["fromProblems"]["selected"].startswith("Add node Add_2")
     # High contrast marks the finding with the theme's own contrast border, not the legend colour alone.
     assert whole["highContrast"]["errorStroke"] not in ("", whole["highContrast"]["plainStroke"])
     assert (whole["dark"]["errorStroke"], whole["dark"]["plainStroke"]) != (drawn["errorStroke"], drawn["plainStroke"])
@@ -228,7 +230,7 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
         assert opened["searched"]["selected"], opened
     assert {b["file"] for b in seen["big"]} == {b["file"] for b in big}
     hundred_k = next(b for b in seen["big"] if b["file"] == "chain-100k.onnx")
-    assert "100,000 nodes" in hundred_k["first"]["status"] and "mm75000" in hundred_k["searched"]["selected"]
+    assert "100,000 nodes" in hundred_k["first"]["status"] and "mm20000" in hundred_k["searched"]["selected"]
 
     # "Show model as text": the same findings on the real lines of the textual view, one entry each
     # (the model's own entries leave the panel while the view shows them), and coloured tokens.

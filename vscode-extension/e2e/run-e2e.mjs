@@ -218,6 +218,12 @@ try {
   result.problems = await markers.allInnerTexts();
   step("Problems panel lists the diagnostics");
   await shot("problems-panel");
+  // The model entry's code link (an entry of a binary model sits at Ln 1) selects its finding in the graph.
+  await markers.filter({ hasText: "OL001" }).first().locator(".monaco-link", { hasText: "OL001" }).first().click();
+  await waitFor(async () => (await graphFacts()).selected.startsWith("Add node Add_2"),
+    "the Problems entry's finding selected in the graph", 30_000);
+  result.wholeGraph.fromProblems = await graphFacts();
+  step("the Problems entry's code link selects its node in the graph");
 
   // A finding in its graph: the stale output's node, highlighted, its edge labelled declared vs derived.
   await view.locator("ul.diagnostics li", { hasText: "OL001" }).locator("button.quick-look").click();

@@ -74,6 +74,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         await models.showQuantized(model, result);
       }
     }),
+    vscode.commands.registerCommand("onnxLint.showInGraph", (model: string, index: number) => {
+      models.reveal(vscode.Uri.parse(model), index);
+    }),
     vscode.commands.registerCommand("onnxLint.restartServer", async () => {
       await server.restart();
       await models.refresh();

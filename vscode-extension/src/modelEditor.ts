@@ -17,6 +17,12 @@ interface Described {
 interface Panel {
   render(): Promise<void>;
   showQuantized(shown: QuantizeShown): void;
+  reveal(index: number): void;
+}
+
+/** The command a model entry's code link in the Problems panel runs: its finding, selected in the graph. */
+export function showInGraphLink(model: string, index: number): vscode.Uri {
+  return vscode.Uri.parse(`command:onnxLint.showInGraph?${encodeURIComponent(JSON.stringify([model, index]))}`);
 }
 
 /**
@@ -60,6 +66,13 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
       if (!uri || key === uri.toString()) {
         await Promise.all([...panels].map((panel) => panel.render()));
       }
+    }
+  }
+
+  /** Select a finding in a model's open view and its graph ("Show in graph" from the Problems panel). */
+  reveal(uri: vscode.Uri, index: number): void {
+    for (const panel of this.panels.get(uri.toString()) ?? []) {
+      panel.reveal(index);
     }
   }
 
@@ -153,7 +166,15 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
         diagnostics = toViewDiagnostics(described.diagnostics);
         const converter = this.server.client?.protocol2CodeConverter;
         if (converter) {
-          this.modelProblems.set(key, await converter.asDiagnostics(described.diagnostics as never));
+          // A binary model's entries sit at Ln 1: their code link goes to the finding in the graph instead
+          // (the rule's docs stay one click away in the hover, the lightbulb and the view).
+          const entries = await converter.asDiagnostics(described.diagnostics as never);
+          entries.forEach((entry, i) => {
+            if (diagnostics[i] && drawable(diagnostics[i])) {
+              entry.code = { value: diagnostics[i].code, target: showInGraphLink(key, i) };
+            }
+          });
+          this.modelProblems.set(key, entries);
           this.syncProblems(uri);
         }
         // The drawn finding survives a re-lint if it is still there; otherwise the drawing closes.
@@ -186,6 +207,10 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
       showQuantized: (shown) => {
         quantized = shown;
         show();
+      },
+      reveal: (index) => {
+        panel.reveal(undefined, false);
+        void panel.webview.postMessage({ type: "reveal", index });
       },
     };
 
