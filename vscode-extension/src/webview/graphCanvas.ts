@@ -141,8 +141,8 @@ export class GraphCanvas {
     for (const cluster of this.visible.clusters) {
       const b = laid.boxes[cluster.id];
       parts.push(`<g class="cluster" data-id="${esc(cluster.id)}"><rect x="${b.x - b.width / 2}" y="${b.y - b.height / 2}" ` +
-        `width="${b.width}" height="${b.height}" rx="6"/><text class="cluster-label" x="${b.x - b.width / 2 + 8}" ` +
-        `y="${b.y - b.height / 2 + LINE_H}">${esc(cluster.label)}</text></g>`);
+        `width="${b.width}" height="${b.height}" rx="6"/><text class="cluster-label" x="${b.x - b.width / 2 + 4}" ` +
+        `y="${b.y - b.height / 2 - 4}">${esc(cluster.label)}</text></g>`);  // above its frame: dagre leaves no room inside
     }
     this.visible.edges.forEach((edge, i) => {
       const points = laid.edges[i].points;
@@ -511,6 +511,15 @@ export class GraphCanvas {
 
   private async activate(id: string): Promise<void> {
     const item = this.visible.items.find((i) => i.id === id);
+    if (item?.kind === "node" && item.expandable) {  // If/Loop/Scan: its bodies open (or close) in place
+      const bodies = this.whole!.indexes[item.graph].bodies.get(item.node!) ?? [];
+      const open = bodies.some((b) => this.expanded.has(`${b}:body`));
+      for (const body of bodies) {
+        await this.toggle(`${body}:body`, !open);
+      }
+      this.select(id, { centre: true });
+      return;
+    }
     if (item?.kind === "block") {
       await this.toggle(id, true);
       const first = nodeId(item.graph, item.block!.first);
