@@ -5,7 +5,7 @@ import path from "node:path";
 import { test } from "node:test";
 import * as oniguruma from "vscode-oniguruma";
 import * as textmate from "vscode-textmate";
-import { FindingGraph, findingSvg, layoutFinding } from "../src/graphView";
+import { edgeTable, FindingGraph, findingSvg, layoutFinding } from "../src/graphView";
 import { outputsTable, renderReport } from "../src/reportHtml";
 import { renderView, toViewDiagnostics } from "../src/viewHtml";
 
@@ -59,6 +59,15 @@ test("the SVG highlights the finding's node and its stale edge with declared and
   assert.match(svg, />com\.microsoft\.Gelu</);
   assert.match(svg, />\+3 not drawn</);  // what the bounds left out is said, not hidden
   assert.doesNotMatch(svg, /style=/);  // colours come from the stylesheet (theme variables), never inline
+});
+
+test("long shapes are cut in the drawing and whole in its description and table", () => {
+  const long = "float[batch, floor(floor((height - 1)/2 + 1)/2 + 1), floor(floor((width - 1)/2 + 1)/2 + 1)]";
+  const wide = { ...drawing, edges: [{ ...drawing.edges[2], derived: long }] };
+  const svg = findingSvg(wide);
+  assert.match(svg, />derived float\[batch, floor\(floor\(\(heigh…</);
+  assert.ok(svg.includes(`derived ${long} by onnxruntime-symbolic`));  // the aria-label
+  assert.ok(edgeTable(wide).includes(long));
 });
 
 test("names from the model are escaped in the drawing", () => {

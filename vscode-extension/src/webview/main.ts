@@ -69,6 +69,15 @@ document.addEventListener("keydown", (event) => {
 
 function autofocus(): void {
   document.querySelector<HTMLElement>("[data-autofocus]")?.focus();
+  // The quick look opens scrolled to its finding, wherever dagre put it in a wide drawing.
+  const canvas = document.querySelector<HTMLElement>(".graph-canvas");
+  const focus = canvas?.querySelector(".node.focus");
+  if (canvas && focus) {
+    const box = focus.getBoundingClientRect();
+    const frame = canvas.getBoundingClientRect();
+    canvas.scrollLeft += box.left - frame.left - (canvas.clientWidth - box.width) / 2;
+    canvas.scrollTop += box.top - frame.top - (canvas.clientHeight - box.height) / 2;
+  }
 }
 
 window.addEventListener("message", (event: MessageEvent) => {
