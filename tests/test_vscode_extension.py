@@ -257,6 +257,8 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     [row] = quantized["rows"]
     assert row.startswith("Y\t") and (model.parent / "weak.int8-fp16.onnx").is_file()
     assert quantized["opened"] == "weak.int8-fp16.onnx"  # its own model view, beside
+    assert seen["quantizing"] == {"busy": "Quantizing…", "fixAllDisabled": True}  # no second run meanwhile
+    assert quantized["enabledAfter"] is True
     assert "random" in quantized["text"]  # the loud warning about random calibration
     shots = {Path(p).stem.split("-", 1)[1] for p in seen["screenshots"]}
     assert shots >= {"model-view", "problems-panel", "graph-light", "graph-dark", "text-view", "fixed", "quantized",

@@ -354,6 +354,10 @@ try {
   await view.locator("button#quantize").click();
   const random = page.locator(".quick-input-list .monaco-list-row", { hasText: /^Calibrate on random inputs/ });
   await random.waitFor({ timeout: 30_000 });
+  // While quantize runs (here: while it asks for calibration data), its buttons are disabled and the view says so.
+  await view.locator("button#quantize[disabled]").waitFor({ state: "attached", timeout: 30_000 });
+  result.quantizing = { busy: await view.locator("p.busy").innerText(),
+    fixAllDisabled: await view.locator("button#fix-all").isDisabled() };
   await random.click();
   const report = view.locator("section.quantize-report");
   await report.waitFor({ timeout: 240_000 });
@@ -366,6 +370,7 @@ try {
   const written = page.frameLocator("iframe.webview.ready").nth(1).frameLocator("iframe#active-frame");
   await written.locator("table.outputs").waitFor({ timeout: 120_000 });
   result.quantize.opened = await written.locator("h1").innerText();
+  result.quantize.enabledAfter = await view.locator("button#quantize").isEnabled();
   step("quantize shows its report in the view and opens the written model");
   await report.evaluate((section) => section.scrollIntoView());
   await shot("quantized");
