@@ -7,10 +7,12 @@ revealed a node deep in the graph, and the page's JavaScript heap. Needs Node, t
 ``npm ci`` and Chromium (as the VS Code end-to-end test does).
 
     python benchmarks/graph_view.py            # prints a Markdown table (docs/performance.md)
+    python benchmarks/graph_view.py --smoke --markdown table.md   # small models (CI keeps the code working)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -31,7 +33,11 @@ from onnx_lint.graphs import iter_scopes  # noqa: E402
 from onnx_lint.server.graph_data import model_graph  # noqa: E402
 
 
-def _cases(folder: Path) -> list[tuple[str, onnx.ModelProto]]:
+def _cases(folder: Path, smoke: bool) -> list[tuple[str, onnx.ModelProto]]:
+    if smoke:
+        llama = models.llm_decoder(folder, layers=2, hidden=64, ffn=128, vocab=100)
+        return [("mlp-1000", models.mlp_chain(1000)), ("transformer-1000", models.transformer_blocks(1000)),
+                ("llama-2-layers", onnx.load(llama, load_external_data=False))]
     llama = models.llm_decoder(folder)
     return [
         ("mlp-100000", models.mlp_chain(100_000)),
@@ -55,6 +61,10 @@ def _server_side(model: onnx.ModelProto, out: Path) -> dict:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--smoke", action="store_true", help="small models, to check that the code runs")
+    parser.add_argument("--markdown", type=Path, help="also write the table to this file")
+    args = parser.parse_args()
     node, chromium = shutil.which("node"), shutil.which("chromium") or "/usr/bin/chromium"
     if node is None:
         sys.exit("node is not installed")
@@ -62,7 +72,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         server, cases = {}, []
-        for name, model in _cases(folder):
+        for name, model in _cases(folder, args.smoke):
             data = folder / f"{name}.json"
             server[name] = _server_side(model, data)
             cases.append({"name": name, "data": str(data)})
@@ -70,18 +80,21 @@ def main() -> None:
         subprocess.run([node, "e2e/graph-bench.mjs"], cwd=EXTENSION, check=True, timeout=900,
                        env={**os.environ, "CASES": json.dumps(cases), "RESULT": str(result), "CHROMIUM": chromium})
         page = json.loads(result.read_text())
-    print("| model | nodes | server (s) | JSON (MB) | first paint (ms) | boxes drawn | overview pan frame "
-          "median / p95 (ms) | reveal a node (ms) | boxes | zoomed pan frame median / p95 (ms) | JS heap (MB) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    lines = ["| model | nodes | server (s) | JSON (MB) | first paint (ms) | boxes drawn | overview pan frame "
+             "median / p95 (ms) | reveal a node (ms) | boxes | zoomed pan frame median / p95 (ms) | JS heap (MB) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in page:
         s = server[row["name"]]
         overview, zoomed = row["overview"], row["zoomed"]
-        print(f"| {row['name']} | {s['nodes']:,} | {s['server_s']:.2f} | {s['json_mb']:.1f} "
-              f"| {row['firstPaintMs']:.0f} | {row['drawn']} | {overview['median']:.1f} / {overview['p95']:.1f} "
-              f"| {row['revealMs']} | {row['zoomedDrawn']} | {zoomed['median']:.1f} / {zoomed['p95']:.1f} "
-              f"| {row['heapMB']:.0f} |")
+        lines.append(f"| {row['name']} | {s['nodes']:,} | {s['server_s']:.2f} | {s['json_mb']:.1f} "
+                     f"| {row['firstPaintMs']:.0f} | {row['drawn']} | {overview['median']:.1f} / {overview['p95']:.1f} "
+                     f"| {row['revealMs']} | {row['zoomedDrawn']} | {zoomed['median']:.1f} / {zoomed['p95']:.1f} "
+                     f"| {row['heapMB']:.0f} |")
         if row["errors"]:
-            print(f"  page errors: {row['errors']}")
+            sys.exit(f"{row['name']}: the page failed: {row['errors']}")
+    print("\n".join(lines))
+    if args.markdown:
+        args.markdown.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -92,6 +92,10 @@ const stats = (frames) => {
     max: sorted[sorted.length - 1] };
 };
 
+// Chromium's profile holds sockets, whose paths must be short: a deep TMPDIR (pytest's) makes it exit at
+// launch. Its profile goes to a short folder of its own, removed at the end.
+const browserTmp = fs.mkdtempSync("/tmp/ol-graph-bench-");
+process.env.TMPDIR = browserTmp;
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--enable-precise-memory-info"],
@@ -132,5 +136,6 @@ try {
 } finally {
   await browser.close();
   server.close();
+  fs.rmSync(browserTmp, { recursive: true, force: true });
 }
 fs.writeFileSync(process.env.RESULT, JSON.stringify(results, null, 2));
