@@ -128,8 +128,15 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
         panel.webview.html = renderView(state, resources);
       }
     };
+    let failure: string | undefined;  // why the last lint gave no model (the server not running, …)
+    let linted = false;  // until the first lint answers, the page says "Loading the graph…"
     const sendGraph = async (reload: boolean) => {
-      if (!ready || summary === null) {
+      if (!ready || !linted) {
+        return;
+      }
+      if (failure !== undefined || summary === null) {  // never "Loading the graph…" for a graph that will not come
+        void panel.webview.postMessage({ type: "graphError",
+          error: `No graph: ${failure ?? "onnx-lint cannot read this model (see its problem)"}` });
         return;
       }
       if (reload || !wholeGraph) {
@@ -161,6 +168,8 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
     const render = async () => {
       try {
         const described = await this.server.command<Described>("onnx-lint.describeModel", key);
+        failure = undefined;
+        linted = true;
         summary = described.summary;
         const before = graph === undefined ? undefined : diagnostics[graph.index];
         diagnostics = toViewDiagnostics(described.diagnostics);
@@ -188,7 +197,10 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
         graph = undefined;
         show();
       } catch (error) {
-        show({ error: `onnx-lint: ${(error as Error).message}` });
+        failure = (error as Error).message;
+        linted = true;
+        show({ error: `onnx-lint: ${failure}` });
+        await sendGraph(false);
         return;
       }
       await sendGraph(true);
