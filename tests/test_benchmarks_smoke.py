@@ -67,3 +67,24 @@ def test_root_cause_benchmark_smoke(tmp_path):
     table = _smoke("benchmarks/root_cause_cost.py", tmp_path, timeout=300)
     assert "| healthy | 0 | 0 | 0 |" in table
     assert "| failing TopK | 1 | 1 | 0 |" in table and "| custom operator | 1 | 1 | 0 |" in table
+
+
+def test_graph_view_benchmark_smoke(tmp_path):
+    """The whole-graph view's page in Chromium on small models; needs Node, Chromium and the extension's npm ci."""
+    import shutil
+
+    import pytest
+
+    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+    if not shutil.which("chromium") and not os.path.exists("/usr/bin/chromium"):
+        missing.append("chromium")
+    if missing:
+        if os.environ.get("ONNX_LINT_REQUIRE_EDITORS") == "1":
+            pytest.fail(f"{', '.join(missing)} not installed")
+        pytest.skip(f"{', '.join(missing)} not installed")
+    extension = REPO / "vscode-extension"
+    if not (extension / "node_modules" / "esbuild").is_dir():
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=extension, check=True, capture_output=True,
+                       timeout=900)
+    table = _smoke("benchmarks/graph_view.py", tmp_path, timeout=600)
+    assert "| mlp-1000 | 1,000 |" in table and "llama-2-layers" in table

@@ -61,7 +61,9 @@ def test_headless_neovim_shows_the_diagnostic_and_applies_the_quick_fix(tmp_path
     assert "error" not in seen, seen
     [before] = seen["before"]
     assert before["code"] == "OL001" and before["source"] == "onnx-lint" and before["severity"] == 1
-    assert seen["actions"] == ["onnx-lint (OL001): Declare the computed shape [3, 5] on output 'Y'"]
+    # The finding's own fix first (what the script runs), then the rule's: ignore it here, its docs.
+    assert seen["actions"] == ["onnx-lint (OL001): Declare the computed shape [3, 5] on output 'Y'",
+                               "Ignore OL001 for this file", "Show documentation for OL001"]
     assert seen["fix"]["written"] is True and seen["steps"][-1] == "cleared" and seen["after"] == 0
     assert seen["exit_code"] == 0  # the server shut down cleanly
     _assert_fixed(model)
@@ -74,7 +76,9 @@ def test_emacs_eglot_in_batch_shows_the_diagnostic_in_flymake_and_applies_the_qu
     assert "error" not in seen, seen
     [shown] = seen["flymake"]
     assert shown.startswith("onnx-lint [OL001]: graph/output[0] 'Y': graph output 'Y' is declared as a scalar")
-    assert seen["actions"] == ["onnx-lint (OL001): Declare the computed shape [3, 5] on output 'Y'"]
+    # The finding's own fix first (what the script runs), then the rule's: ignore it here, its docs.
+    assert seen["actions"] == ["onnx-lint (OL001): Declare the computed shape [3, 5] on output 'Y'",
+                               "Ignore OL001 for this file", "Show documentation for OL001"]
     assert seen["fix"]["written"] is True
     assert seen["steps"] == ["connected", "diagnostics", "fixed", "cleared", "shutdown"]
     _assert_fixed(model)

@@ -200,8 +200,11 @@ async def test_text_view_puts_diagnostics_on_real_lines_with_fixes_and_hover(cli
         uri=shown["uri"], language_id="onnx-text", version=1, text=shown["text"])))
     [published] = await diagnostics_for(client, shown["uri"])
     assert published.range.start.line == start["line"] and published.code == "OL001"
-    [action, fix_all] = await code_actions(client, shown["uri"], start["line"], start["character"] + 1)
+    actions = await code_actions(client, shown["uri"], start["line"], start["character"] + 1)
+    [action, fix_all] = [a for a in actions if a.kind != "quickfix.onnx-lint.rule"]
     assert action.command.arguments[0] == model.as_uri() and fix_all.kind == "source.fixAll.onnx-lint"
+    assert {a.title for a in actions if a.kind == "quickfix.onnx-lint.rule"} == {
+        "Ignore OL001 for this file", "Show documentation for OL001"}
     hover = await asyncio.wait_for(client.text_document_hover_async(lsp.HoverParams(
         lsp.TextDocumentIdentifier(shown["uri"]), lsp.Position(start["line"], start["character"]))), WAIT_S)
     assert "## What it does" in hover.contents.value or "What it does" in hover.contents.value
@@ -402,7 +405,7 @@ async def test_a_busy_lint_blocks_neither_hover_nor_code_actions_nor_shutdown(cl
     hover = await asyncio.wait_for(client.text_document_hover_async(lsp.HoverParams(
         lsp.TextDocumentIdentifier(small.as_uri()), lsp.Position(0, 0))), WAIT_S)
     actions = await code_actions(client, small.as_uri())
-    assert "OL001" in hover.contents.value and len(actions) == 2
+    assert "OL001" in hover.contents.value and len([a for a in actions if a.kind != "quickfix.onnx-lint.rule"]) == 2
     assert big_model.as_uri() not in client.diagnostics  # answered while the big model was still being linted
     big = await diagnostics_for(client, big_model.as_uri(), bool)
     assert {d.code for d in big} == {"OL001", "OL005"}

@@ -38,6 +38,16 @@ def test_bad_values_are_named(payload, message):
         ServerSettings.from_client(payload)
 
 
+def test_empty_selector_lists_leave_the_configuration_file_in_charge(tmp_path):
+    """VS Code's Settings UI defaults select/ignore to [] and sends its whole section: [] must not mean "no rule"."""
+    settings = ServerSettings.from_client({"onnxLint": {"select": [], "extendSelect": [], "ignore": [],
+                                                        "runtimeProbe": False}})
+    assert (settings.select, settings.extend_select, settings.ignore) == (None, None, None)
+    assert settings.runtime_probe is False
+    model = tmp_path / "m.onnx"
+    assert settings.enabled_codes(model, CODES) == ServerSettings().enabled_codes(model, CODES) != []
+
+
 def test_editor_selectors_are_a_layer_over_the_configuration_file(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.onnx-lint]\nselect = ["OL00"]\n')
     model = tmp_path / "sub" / "m.onnx"

@@ -70,3 +70,23 @@ async def test_workspace_settings_cannot_grant_trust_but_the_client_can(untruste
     await diagnostics_for(client, model.as_uri(), lambda ds: _codes(ds) == ["OL001"])
     described = await execute(client, "onnx-lint.describeModel", model.as_uri())
     assert described["trusted"] is True and described["restricted"] is None
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def no_probe(lsp_client: LanguageClient, tmp_path):
+    """A trusted workspace whose user turned the runtime probe off (the extension's onnxLint.runtimeProbe)."""
+    await start(lsp_client, tmp_path, push_capabilities(),
+                options={"workspaceTrusted": True, "settings": {"onnxLint": {"runtimeProbe": False}}})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_the_editor_can_turn_the_runtime_probe_off_and_on_again(no_probe, tmp_path):
+    client = no_probe
+    model = _probed_model(tmp_path)
+    open_binary(client, model)
+    [note] = await diagnostics_for(client, model.as_uri(), bool)
+    assert note.code == "OL007" and "onnxruntime run: turned off" in note.message
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"onnxLint": {"runtimeProbe": True}}))
+    await diagnostics_for(client, model.as_uri(), lambda ds: _codes(ds) == ["OL001"])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,9 @@ from pathlib import Path
 
 import onnx
 import pytest
+from real_models import package_models
 
+from benchmarks import models as bench
 from examples import defects
 
 REPO = Path(__file__).resolve().parent.parent
@@ -63,47 +66,66 @@ def built_extension() -> Path:
     assert "# fail 0" in tests.stdout and "# pass" in tests.stdout, tests.stdout
     VSIX.unlink(missing_ok=True)
     shutil.rmtree(EXTENSION / "out")  # `vsce package` alone must build it (the vscode:prepublish script)
-    _run([npm, "run", "package"], EXTENSION, timeout=300)
+    packaged = _run([npm, "run", "package"], EXTENSION, timeout=300)
+    # vsce's warning for an unbundled extension ("... JavaScript files. For performance reasons, you should
+    # bundle your extension") must not appear.
+    assert "bundle your extension" not in packaged.stdout + packaged.stderr, packaged.stdout
     return VSIX
 
 
-def test_vsix_packages_the_compiled_extension_for_vscode_1_100(built_extension):
+def test_vsix_packages_the_bundled_extension_for_vscode_1_100(built_extension):
     with zipfile.ZipFile(built_extension) as vsix:
         names = set(vsix.namelist())
         manifest = json.loads(vsix.read("extension/package.json"))
-    assert "extension/out/src/extension.js" in names
-    assert any(n.startswith("extension/node_modules/vscode-languageclient/") for n in names)
-    assert not any(n.startswith("extension/src/") or n.startswith("extension/e2e/") for n in names)
+        notices = vsix.read("extension/out/THIRD-PARTY-NOTICES.txt").decode()
+    # One bundle per JavaScript context (esbuild): no node_modules, no unbundled files for vsce to warn about.
+    assert manifest["main"] == "./out/extension.js" and "extension/out/extension.js" in names
+    assert {"extension/out/webview/main.js", "extension/out/webview/layout.js"} <= names
+    assert not any("/node_modules/" in n or n.startswith("extension/src/") or n.startswith("extension/e2e/")
+                   for n in names)
+    assert "dependencies" not in manifest  # everything the extension runs is inside its bundles
+    # The bundled packages' licences travel with them.
+    assert "vscode-languageclient" in notices and "@dagrejs/dagre" in notices and "MIT" in notices
     assert manifest["engines"]["vscode"] == "^1.100.0"
+    # Activation on opening a model (or its textual view), not on any folder that holds one.
+    assert manifest["activationEvents"] == ["onCustomEditor:onnxLint.model", "onLanguage:onnx-text"]
+    assert manifest["bugs"]["url"].endswith("/issues") and manifest["homepage"].startswith("https://")
     assert manifest["contributes"]["customEditors"][0]["selector"] == [{"filenamePattern": "*.onnx"}]
     titles = {c["command"]: c["title"] for c in manifest["contributes"]["commands"]}
     assert titles["onnxLint.showModelText"] == "Show model as text" and "onnxLint.restartServer" in titles
     assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] == "limited"
-    # The model view's own script and stylesheet, the layout library, the ONNX text grammar.
-    assert {"extension/out/webview/main.js", "extension/media/view.css",
-            "extension/node_modules/@dagrejs/dagre/dist/dagre.cjs",
-            "extension/syntaxes/onnx-text.tmLanguage.json"} <= names
+    # Settings: selectors are lists the Settings UI can edit, and every setting the README names exists.
+    settings = manifest["contributes"]["configuration"]["properties"]
+    for key in ("select", "extendSelect", "ignore"):
+        assert settings[f"onnxLint.{key}"]["default"] == [], key
+    assert settings["onnxLint.runtimeProbe"]["type"] == "boolean"
+    readme = (EXTENSION / "README.md").read_text()
+    named = set(re.findall(r"`onnxLint\.([A-Za-z.]+)`", readme))
+    quantize = r"`(calibrationData|output|calibrationMethod|perChannel|keepIoTypes)`"
+    named |= {f"quantize.{k}" for k in re.findall(quantize, readme)}
+    assert len(named) > 10 and {f"onnxLint.{k}" for k in named} <= set(settings), named
+    # The model view's style, the ONNX text grammar.
+    assert {"extension/media/view.css", "extension/syntaxes/onnx-text.tmLanguage.json"} <= names
     [language] = manifest["contributes"]["languages"]
     assert language["id"] == "onnx-text" and "*.onnx.txt" in language["filenamePatterns"]
     assert manifest["contributes"]["grammars"][0]["language"] == "onnx-text"
     assert "vscode:prepublish" in manifest["scripts"]
-    assert built_extension.stat().st_size < 1_000_000  # small: no bundler, but no stray copies either
+    assert built_extension.stat().st_size < 1_000_000
 
 
 def test_vsce_ls_lists_only_what_the_extension_needs(built_extension):
-    """What `vsce ls` lists is what the .vsix holds: the compiled code (extension and webview), its runtime
-    dependencies' code and licences, the manifest, README, CHANGELOG, licence, icon, stylesheet and grammar."""
+    """What `vsce ls` lists is what the .vsix holds: the bundles and their licences, the manifest, README,
+    CHANGELOG, licence, icon, stylesheet and grammar; `vsce package` says nothing about unbundled files."""
     npx = _require("npx")
     listed = _run([npx, "--no-install", "vsce", "ls"], EXTENSION, timeout=300).stdout.split()
     assert {"package.json", "README.md", "CHANGELOG.md", "LICENSE", "media/icon.png", "media/view.css",
-            "out/src/extension.js", "syntaxes/onnx-text.tmLanguage.json"} <= set(listed)
-    own = [n for n in listed if not n.startswith("node_modules/")]
+            "out/extension.js", "out/webview/main.js", "out/webview/layout.js", "out/THIRD-PARTY-NOTICES.txt",
+            "syntaxes/onnx-text.tmLanguage.json"} <= set(listed)
     assert all(n in ("package.json", "README.md", "CHANGELOG.md", "LICENSE") or
-               n.startswith(("out/src/", "out/webview/", "media/", "syntaxes/")) for n in own), own
-    assert not any(n.endswith((".ts", ".map", ".tsbuildinfo")) or n.startswith(("out/test/", "src/", "e2e/"))
+               n.startswith(("out/", "media/", "syntaxes/")) for n in listed), listed
+    assert not any(n.endswith((".ts", ".map", ".tsbuildinfo", ".mjs")) or n.startswith(("out/test/", "out/src/"))
                    for n in listed)
-    dependencies = [n for n in listed if n.startswith("node_modules/")]
-    assert not [n for n in dependencies if n.endswith("README.md") or "/lib/browser/" in n]
+    assert len([n for n in listed if n.endswith(".js")]) == 3
     with zipfile.ZipFile(built_extension) as vsix:
         packed = {n.removeprefix("extension/") for n in vsix.namelist() if n.startswith("extension/")}
     # vsce stores LICENSE as LICENSE.txt.
@@ -124,6 +146,15 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     workspace.mkdir()
     model = workspace / "weak.onnx"
     onnx.save(defects.weakly_typed_mlp(), model)
+    # The whole graph of bigger models: a real one (PP-OCRv4 detection) and a 100k-node chain.
+    big = [{"file": "chain-100k.onnx", "search": "mm20000"}]
+    onnx.save(bench.weakly_typed(bench.mlp_chain(100_000)), workspace / "chain-100k.onnx")
+    ppocr = next((p for p in package_models("rapidocr_onnxruntime") if "PP-OCRv4_det" in p.name), None)
+    if ppocr is None and os.environ.get("ONNX_LINT_REQUIRE_EDITORS") == "1":
+        pytest.fail("rapidocr_onnxruntime is not installed (tests/real-models.txt)")
+    if ppocr is not None:
+        shutil.copy(ppocr, workspace / "ppocr-det.onnx")
+        big.append({"file": "ppocr-det.onnx", "search": "Conv"})
     if screenshots.exists():
         shutil.rmtree(screenshots)
     result_file = tmp_path / "result.json"
@@ -131,7 +162,8 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
                           text=True, timeout=900, env={
                               **os.environ, "CODE_SERVER": str(code_server), "VSIX": str(built_extension),
                               "WORKSPACE": str(workspace), "MODEL": str(model), "PYTHON": sys.executable,
-                              "SCREENSHOTS": str(screenshots), "RESULT": str(result_file), "CHROMIUM": chromium})
+                              "SCREENSHOTS": str(screenshots), "RESULT": str(result_file), "CHROMIUM": chromium,
+                              "BIG_MODELS": json.dumps(big)})
     assert result_file.is_file(), done.stdout + done.stderr
     seen = json.loads(result_file.read_text())
     assert seen.get("ok"), f"{seen.get('error')}\nsteps: {seen['steps']}\n{seen.get('serverLog')}"
@@ -171,6 +203,35 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert seen["keyboard"][0] == "graph input, X"
     assert seen["keyboard"][1].startswith("tensor X, declared float[batch, 16]")
 
+    # The whole graph: every node drawn (a small model), the stale output's producer and edge in the
+    # error colour; "Show in graph" selects the node, announces it, syncs the table and details it.
+    whole = seen["wholeGraph"]
+    drawn = whole["drawn"]
+    assert "nodes in 1 graph" in drawn["status"] and drawn["firstPaintMs"] >= 0
+    assert any("error" in c for c in drawn["items"])
+    assert any(e.endswith(" Y") and "error" in e for e in drawn["staleEdges"])
+    assert drawn["errorStroke"] != drawn["plainStroke"]
+    shown = whole["shown"]
+    assert shown["selected"].startswith("Add node Add_2") and "error here" in shown["selected"]
+    assert shown["announced"] == "Selected " + shown["selected"] and "Add_2" in shown["tableSelected"]
+    assert shown["focused"] == "graph-viewport"
+    assert "Add" in whole["details"]["title"]
+    assert any(r.startswith("Y\tfloat\tfloat[batch, 8]") for r in whole["details"]["outputs"]), whole["details"]
+    assert any("Gelu" in h for h in whole["hits"]) and "Gelu" in whole["searched"]["selected"]
+    assert whole["keyboard"]["selected"] != whole["searched"]["selected"]  # ArrowDown moved on
+    # The Problems panel: the model entry's code link brings its finding's node back into the selection.
+    assert whole["fromProblems"]["selected"].startswith("Add node Add_2")
+    # High contrast marks the finding with the theme's own contrast border, not the legend colour alone.
+    assert whole["highContrast"]["errorStroke"] not in ("", whole["highContrast"]["plainStroke"])
+    assert (whole["dark"]["errorStroke"], whole["dark"]["plainStroke"]) != (drawn["errorStroke"], drawn["plainStroke"])
+    # Bigger models open to an overview (blocks, not 100k boxes) and search reveals a node inside.
+    for opened in seen["big"]:
+        assert 0 < opened["first"]["drawn"] <= 200, opened
+        assert opened["searched"]["selected"], opened
+    assert {b["file"] for b in seen["big"]} == {b["file"] for b in big}
+    hundred_k = next(b for b in seen["big"] if b["file"] == "chain-100k.onnx")
+    assert "100,000 nodes" in hundred_k["first"]["status"] and "mm20000" in hundred_k["searched"]["selected"]
+
     # "Show model as text": the same findings on the real lines of the textual view, one entry each
     # (the model's own entries leave the panel while the view shows them), and coloured tokens.
     text_rows = "\n".join(seen["textProblems"])
@@ -196,9 +257,12 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     [row] = quantized["rows"]
     assert row.startswith("Y\t") and (model.parent / "weak.int8-fp16.onnx").is_file()
     assert quantized["opened"] == "weak.int8-fp16.onnx"  # its own model view, beside
+    assert seen["quantizing"] == {"busy": "Quantizing…", "fixAllDisabled": True}  # no second run meanwhile
+    assert quantized["enabledAfter"] is True
     assert "random" in quantized["text"]  # the loud warning about random calibration
     shots = {Path(p).stem.split("-", 1)[1] for p in seen["screenshots"]}
-    assert shots >= {"model-view", "problems-panel", "graph-light", "graph-dark", "text-view", "fixed", "quantized"}
+    assert shots >= {"model-view", "problems-panel", "graph-light", "graph-dark", "text-view", "fixed", "quantized",
+                     "whole-graph-light", "whole-graph-dark", "whole-graph-high-contrast", "whole-graph-chain-100k"}
 
 
 def _luminance(css: str) -> float:

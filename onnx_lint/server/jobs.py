@@ -100,6 +100,31 @@ def graph_job(path: str, location: dict, *, emit: Emit, cancelled: Check) -> dic
     return finding_graph(ctx, Location(**location), indexes=indexes)
 
 
+def _context(path: str) -> LintContext:
+    """The last lint's context when it is of this file as it is now, else a fresh one (kept for next time)."""
+    global _recent
+    key = _file_key(path)
+    if _recent is not None and key is not None and _recent[0] == key:
+        return _recent[1]
+    ctx = LintContext(read_model(Path(path)), path)
+    _recent = (key, ctx, {}) if key is not None else None
+    return ctx
+
+
+def model_graph_job(path: str, *, emit: Emit, cancelled: Check) -> dict:
+    """Every graph of the model, compactly, for the whole-graph view (see ``onnx_lint.server.graph_data``)."""
+    from onnx_lint.server.graph_data import model_graph
+
+    return model_graph(_context(path).scopes)
+
+
+def graph_node_job(path: str, graph: str, index: int, *, emit: Emit, cancelled: Check) -> dict:
+    """One node of the whole-graph view in detail: attributes, inputs and outputs declared and derived."""
+    from onnx_lint.server.graph_data import node_details
+
+    return node_details(_context(path), graph, index)
+
+
 def view_job(path: str, *, emit: Emit, cancelled: Check) -> dict:
     """The textual view with its anchors (the model must be readable)."""
     return render_view(read_model(Path(path)).model).to_json()

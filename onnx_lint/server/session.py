@@ -94,7 +94,8 @@ class Session:
     def selection(self, path: Path) -> RuleSelection:
         """The rules for ``path`` from the settings index (no configuration file is read when it is known)."""
         selection = self.index.selection(path, self.settings, ALL_CODES)
-        if not self.settings.workspace_trusted:  # an untrusted model is never run
+        # An untrusted model is never run; the editor can forbid the runtime probe too (the file can only allow it).
+        if not self.settings.workspace_trusted or not self.settings.runtime_probe:
             selection = replace(selection, runtime_probe=False)
         return selection
 

@@ -38,7 +38,10 @@ def _codes(value: Any, key: str) -> tuple[str, ...] | None:
         value = value.split(",")
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"setting '{key}' must be a list of rule codes, for example [\"OL001\"]")
-    return tuple(v.strip().upper() for v in value if v.strip())
+    codes = tuple(v.strip().upper() for v in value if v.strip())
+    # An empty list is the Settings UI's default: like null, it leaves the configuration file in charge
+    # (an empty select would otherwise enable no rule at all).
+    return codes or None
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class ServerSettings:
     lint_on_save: bool = True
     lint_on_change: bool = True
     runtime_check: bool = True
+    runtime_probe: bool = True  # False: never run the model, whatever the configuration file says
     lint_timeout: float = 300.0
     quantize: Mapping[str, Any] = field(default_factory=dict)
     workspace_trusted: bool = True
@@ -75,7 +79,8 @@ class ServerSettings:
             if key in raw:
                 changes[attr] = _codes(raw[key], key)
         for key, attr in (("lintOnOpen", "lint_on_open"), ("lintOnSave", "lint_on_save"),
-                          ("lintOnChange", "lint_on_change"), ("runtimeCheck", "runtime_check")):
+                          ("lintOnChange", "lint_on_change"), ("runtimeCheck", "runtime_check"),
+                          ("runtimeProbe", "runtime_probe")):
             if key in raw:
                 if not isinstance(raw[key], bool):
                     raise ConfigError(f"setting '{key}' must be true or false")

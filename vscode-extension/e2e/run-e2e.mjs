@@ -1,11 +1,14 @@
 // End to end in a real VS Code: code-server (CODE_SERVER: 4.100.3 or the current release) with the
 // built .vsix, driven by playwright-core in Debian's Chromium. Opens a binary weakly-typed model,
-// checks the model view and the Problems panel, opens a finding's graph (light theme, then dark),
+// checks the model view and the Problems panel, its whole graph ("Show in graph" jumps to a finding,
+// search, node details), a finding's quick look (light theme, then dark and high contrast),
 // opens the textual view (coloured tokens, one Problems entry per finding), clicks "Fix all",
 // checks the file on disk and the empty Problems panel.
 // Screenshots of each step.
 //
-// Environment: CODE_SERVER, VSIX, WORKSPACE, MODEL, PYTHON, SCREENSHOTS, RESULT, CHROMIUM (optional).
+// Then the whole graph of bigger models in the workspace (BIG_MODELS: JSON [{file, search}]), each
+// opened, searched and photographed.
+// Environment: CODE_SERVER, VSIX, WORKSPACE, MODEL, PYTHON, SCREENSHOTS, RESULT, CHROMIUM, BIG_MODELS (optional).
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
@@ -166,6 +169,48 @@ try {
   step("picked the light theme");
   await shot("model-view");
 
+  // The whole graph, for every model: drawn once the server has sent it, laid out off the page's thread.
+  const whole = view.locator("#whole-graph");
+  await view.locator("#graph-viewport[data-first-paint-ms]").waitFor({ state: "attached", timeout: 120_000 });
+  const graphFacts = () => view.locator("body").evaluate(() => ({
+    status: document.getElementById("graph-status")?.textContent ?? "",
+    items: [...document.querySelectorAll("#graph-layer .item")].map((g) => g.getAttribute("class")),
+    staleEdges: [...document.querySelectorAll("#graph-layer .edge.stale")].map((g) => `${g.getAttribute("class")} ${g.getAttribute("data-tensor")}`),
+    selected: document.querySelector("#graph-layer .item.selected")?.getAttribute("aria-label") ?? "",
+    announced: document.getElementById("graph-announce")?.textContent ?? "",
+    focused: document.activeElement?.id ?? "",
+    tableSelected: document.querySelector("#graph-table-body tr[aria-selected='true']")?.textContent ?? "",
+    firstPaintMs: Number(document.getElementById("graph-viewport")?.dataset.firstPaintMs ?? -1),
+    errorStroke: (() => { const r = document.querySelector("#graph-layer .item.error rect"); return r ? getComputedStyle(r).stroke : ""; })(),
+    plainStroke: (() => { const r = document.querySelector("#graph-layer .item:not(.error):not(.warning):not(.info) rect"); return r ? getComputedStyle(r).stroke : ""; })(),
+  }));
+  result.wholeGraph = { drawn: await graphFacts() };
+  // "Show in graph" on OL001: the node computing the stale output is selected, announced, and detailed.
+  await view.locator("ul.diagnostics li", { hasText: "OL001" }).locator("button.show-graph").click();
+  await view.locator("#graph-layer .item.selected").waitFor({ timeout: 60_000 });
+  await view.locator("#graph-details table.node-tensors").first().waitFor({ timeout: 60_000 });
+  result.wholeGraph.shown = await graphFacts();
+  result.wholeGraph.details = {
+    title: await view.locator("#graph-details h3").innerText(),
+    outputs: await view.locator("#graph-details table.node-tensors").last().locator("tbody tr").allInnerTexts(),
+  };
+  step("Show in graph selects the finding's node in the whole graph, with its details");
+  await whole.evaluate((section) => section.scrollIntoView());
+  await page.waitForTimeout(300);
+  await shot("whole-graph-light");
+  // Search by op type: Enter goes to the first match.
+  await view.locator("#graph-search").fill("Gelu");
+  await view.locator("#graph-hits [data-graph='hit']").first().waitFor({ timeout: 30_000 });
+  result.wholeGraph.hits = await view.locator("#graph-hits [data-graph='hit']").allInnerTexts();
+  await view.locator("#graph-search").press("Enter");
+  await waitFor(async () => (await graphFacts()).selected.startsWith("Gelu") || (await graphFacts()).selected.includes("Gelu"),
+    "the search match to be selected", 30_000);
+  result.wholeGraph.searched = await graphFacts();
+  // The keyboard: from the selection, the next node down.
+  await page.keyboard.press("ArrowDown");
+  result.wholeGraph.keyboard = await graphFacts();
+  step("search and the arrow keys move the selection");
+
   // The Problems panel lists every diagnostic of the file (pulled for the custom-editor tab).
   await page.keyboard.press("Control+Shift+M");
   const markers = page.locator(".markers-panel .monaco-list-row");
@@ -173,9 +218,15 @@ try {
   result.problems = await markers.allInnerTexts();
   step("Problems panel lists the diagnostics");
   await shot("problems-panel");
+  // The model entry's code link (an entry of a binary model sits at Ln 1) selects its finding in the graph.
+  await markers.filter({ hasText: "OL001" }).first().locator(".monaco-link", { hasText: "OL001" }).first().click();
+  await waitFor(async () => (await graphFacts()).selected.startsWith("Add node Add_2"),
+    "the Problems entry's finding selected in the graph", 30_000);
+  result.wholeGraph.fromProblems = await graphFacts();
+  step("the Problems entry's code link selects its node in the graph");
 
   // A finding in its graph: the stale output's node, highlighted, its edge labelled declared vs derived.
-  await view.locator("ul.diagnostics li", { hasText: "OL001" }).locator("button.show-graph").click();
+  await view.locator("ul.diagnostics li", { hasText: "OL001" }).locator("button.quick-look").click();
   const svg = view.locator("svg.finding-graph");
   await svg.waitFor({ timeout: 120_000 });
   const staleEdge = svg.locator('g.edge.stale[data-tensor="Y"]');
@@ -224,12 +275,20 @@ try {
   result.dark = await themeColours();
   step("the view follows the dark theme");
   await shot("graph-dark");
+  await whole.evaluate((section) => section.scrollIntoView());
+  await page.waitForTimeout(300);
+  result.wholeGraph.dark = await graphFacts();
+  await shot("whole-graph-dark");
   await pickTheme("Dark High Contrast");
   await view.locator("body.vscode-high-contrast").waitFor({ timeout: 60_000 });
   await page.waitForTimeout(1000);
   result.highContrast = { ...(await themeColours()), buttonBorder: await view.locator("button#quantize").evaluate(
     (b) => getComputedStyle(b).borderTopColor) };
   step("the view follows the high-contrast theme");
+  await whole.evaluate((section) => section.scrollIntoView());
+  await page.waitForTimeout(300);
+  result.wholeGraph.highContrast = await graphFacts();
+  await shot("whole-graph-high-contrast");
   await pickTheme("Dark Modern");
   await view.locator("body.vscode-dark:not(.vscode-high-contrast)").waitFor({ timeout: 60_000 });
   // Escape closes the drawing.
@@ -295,6 +354,10 @@ try {
   await view.locator("button#quantize").click();
   const random = page.locator(".quick-input-list .monaco-list-row", { hasText: /^Calibrate on random inputs/ });
   await random.waitFor({ timeout: 30_000 });
+  // While quantize runs (here: while it asks for calibration data), its buttons are disabled and the view says so.
+  await view.locator("button#quantize[disabled]").waitFor({ state: "attached", timeout: 30_000 });
+  result.quantizing = { busy: await view.locator("p.busy").innerText(),
+    fixAllDisabled: await view.locator("button#fix-all").isDisabled() };
   await random.click();
   const report = view.locator("section.quantize-report");
   await report.waitFor({ timeout: 240_000 });
@@ -307,9 +370,41 @@ try {
   const written = page.frameLocator("iframe.webview.ready").nth(1).frameLocator("iframe#active-frame");
   await written.locator("table.outputs").waitFor({ timeout: 120_000 });
   result.quantize.opened = await written.locator("h1").innerText();
+  result.quantize.enabledAfter = await view.locator("button#quantize").isEnabled();
   step("quantize shows its report in the view and opens the written model");
   await report.evaluate((section) => section.scrollIntoView());
   await shot("quantized");
+
+  // Bigger models: each opens to its whole graph, and search finds a node in it.
+  result.big = [];
+  for (const big of JSON.parse(process.env.BIG_MODELS || "[]")) {
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").fill(">View: Close All Editors");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: /^View: Close All Editors/ }).first().click();
+    await page.waitForTimeout(1000);
+    const started = Date.now();
+    await page.locator(`.explorer-folders-view .monaco-list-row[aria-label^="${big.file}"]`).dblclick();
+    const bigView = page.frameLocator("iframe.webview.ready").first().frameLocator("iframe#active-frame");
+    await bigView.locator("#graph-viewport[data-first-paint-ms]").waitFor({ state: "attached", timeout: 240_000 });
+    const opened = Date.now() - started;
+    const facts = () => bigView.locator("body").evaluate(() => ({
+      status: document.getElementById("graph-status")?.textContent ?? "",
+      drawn: document.querySelectorAll("#graph-layer .item").length,
+      selected: document.querySelector("#graph-layer .item.selected")?.getAttribute("aria-label") ?? "",
+      firstPaintMs: Number(document.getElementById("graph-viewport")?.dataset.firstPaintMs ?? -1),
+    }));
+    const first = await facts();
+    await bigView.locator("#whole-graph").evaluate((section) => section.scrollIntoView());
+    await shot(`whole-graph-${big.file.replace(/\.onnx$/, "")}`);
+    await bigView.locator("#graph-search").fill(big.search);
+    await bigView.locator("#graph-hits [data-graph='hit']").first().waitFor({ timeout: 60_000 });
+    await bigView.locator("#graph-search").press("Enter");
+    await bigView.locator("#graph-layer .item.selected").waitFor({ timeout: 120_000 });
+    result.big.push({ file: big.file, openedMs: opened, first, searched: await facts() });
+    await page.waitForTimeout(300);
+    await shot(`whole-graph-${big.file.replace(/\.onnx$/, "")}-search`);
+    step(`the whole graph of ${big.file}: opened, searched`);
+  }
   result.ok = true;
 } catch (error) {
   result.error = String(error?.stack || error);

@@ -3,11 +3,14 @@ import * as vscode from "vscode";
 import {
   DidChangeConfigurationNotification, ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions,
 } from "vscode-languageclient/node";
-import { chooseInterpreter, installCommand, Interpreter, PROBE_ARGUMENTS, serverArguments } from "./interpreter";
+import { chooseInterpreter, installAdvice, Interpreter, PROBE_ARGUMENTS, serverArguments } from "./interpreter";
+import { withoutShownMessages } from "./hoverText";
+import { progressInNotifications } from "./progress";
 import { serverSettings } from "./settings";
 
 /** Server commands that write files: refused in an untrusted workspace (VS Code workspace trust). */
-export const WRITING_COMMANDS = new Set(["onnx-lint.fixAll", "onnx-lint.fix", "onnx-lint.quantize"]);
+export const WRITING_COMMANDS = new Set(["onnx-lint.fixAll", "onnx-lint.fix", "onnx-lint.fixRule", "onnx-lint.ignoreRule",
+  "onnx-lint.quantize"]);
 export const VIEW_SCHEME = "onnx-lint";
 
 async function pythonExtensionInterpreter(): Promise<string | undefined> {
@@ -41,8 +44,13 @@ export class ServerConnection implements vscode.Disposable {
   client: LanguageClient | undefined;
   interpreter: Interpreter | undefined;
   private warnedMissing = false;
+  private progress: vscode.Disposable | undefined;
   private readonly started = new vscode.EventEmitter<void>();
   readonly onDidStart = this.started.event;
+  // A fix the server wrote (from the model view, a lightbulb or a command): every open view of that model
+  // refreshes at once, without waiting for the file watcher (which can lag by seconds).
+  private readonly wrote = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidWriteModel = this.wrote.event;
 
   constructor(private readonly output: vscode.LogOutputChannel) {}
 
@@ -55,12 +63,12 @@ export class ServerConnection implements vscode.Disposable {
       this.output.error(`cannot start the server: ${problem}`);
       if (!this.warnedMissing) {
         this.warnedMissing = true;
-        const command = installCommand(this.interpreter.command);
+        const advice = installAdvice(this.interpreter.command);
         const choice = await vscode.window.showErrorMessage(
-          `onnx-lint is not installed in ${this.interpreter.command} (${this.interpreter.source}). Install it with: ${command}`,
+          `onnx-lint is not installed in ${this.interpreter.command} (${this.interpreter.source}). ${advice.message}`,
           "Copy command", "Open settings");
         if (choice === "Copy command") {
-          await vscode.env.clipboard.writeText(command);
+          await vscode.env.clipboard.writeText(advice.command);
         } else if (choice === "Open settings") {
           await vscode.commands.executeCommand("workbench.action.openSettings", "onnxLint.interpreter");
         }
@@ -90,7 +98,22 @@ export class ServerConnection implements vscode.Disposable {
             void vscode.window.showWarningMessage("onnx-lint does not change files in an untrusted workspace.");
             return undefined;
           }
-          return next(command, args);
+          try {
+            return await next(command, args);
+          } finally {
+            this.written(command, args);
+          }
+        },
+        provideHover: async (document, position, token, next) => {
+          const hover = await next(document, position, token);
+          const shown = vscode.languages.getDiagnostics(document.uri)
+            .filter((d) => d.source === "onnx-lint" && d.range.contains(position)).map((d) => d.message.split("\n")[0]);
+          if (!hover || shown.length === 0) {
+            return hover;
+          }
+          const contents = hover.contents.map((part) => part instanceof vscode.MarkdownString
+            ? new vscode.MarkdownString(withoutShownMessages(part.value, shown)) : part);
+          return new vscode.Hover(contents, hover.range);
         },
         provideCodeActions: async (document, range, context, token, next) =>
           vscode.workspace.isTrusted ? next(document, range, context, token) : [],
@@ -98,6 +121,8 @@ export class ServerConnection implements vscode.Disposable {
     };
     this.client = new LanguageClient("onnx-lint", "onnx-lint", serverOptions, clientOptions);
     await this.client.start();
+    this.progress?.dispose();
+    this.progress = progressInNotifications(this.client);
     this.started.fire();
     return true;
   }
@@ -129,11 +154,25 @@ export class ServerConnection implements vscode.Disposable {
     if (WRITING_COMMANDS.has(command) && !vscode.workspace.isTrusted) {
       throw new Error("onnx-lint does not change files in an untrusted workspace");
     }
-    return this.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }) as Promise<T>;
+    try {
+      return await (this.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }) as Promise<T>);
+    } finally {
+      this.written(command, args);
+    }
+  }
+
+  private written(command: string, args: unknown[]): void {
+    if (["onnx-lint.fix", "onnx-lint.fixAll", "onnx-lint.fixRule", "onnx-lint.ignoreRule"].includes(command) &&
+        typeof args[0] === "string") {
+      const uri = vscode.Uri.parse(args[0]);
+      // A textual view's URI names its model with ".txt" appended.
+      this.wrote.fire(uri.scheme === VIEW_SCHEME ? vscode.Uri.file(uri.path.replace(/\.txt$/, "")) : uri);
+    }
   }
 
   dispose(): void {
     void this.stop();
     this.started.dispose();
+    this.wrote.dispose();
   }
 }

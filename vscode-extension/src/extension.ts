@@ -65,7 +65,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       } catch (error) {
         void vscode.window.showErrorMessage(`onnx-lint: ${(error as Error).message}`);
       }
-      await models.refresh(model);
+      // The open views refresh through server.onDidWriteModel.
     }),
     vscode.commands.registerCommand("onnxLint.quantize", async (uri?: vscode.Uri) => {
       const model = targetModel(uri);
@@ -73,6 +73,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (model && result) {
         await models.showQuantized(model, result);
       }
+    }),
+    vscode.commands.registerCommand("onnxLint.showInGraph", (model: string, index: number) => {
+      models.reveal(vscode.Uri.parse(model), index);
     }),
     vscode.commands.registerCommand("onnxLint.restartServer", async () => {
       await server.restart();
@@ -93,7 +96,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   const watcher = vscode.workspace.createFileSystemWatcher("**/*.onnx");
-  context.subscriptions.push(watcher, watcher.onDidChange((uri) => textViews.modelChanged(uri)));
+  context.subscriptions.push(watcher, watcher.onDidChange((uri) => textViews.modelChanged(uri)),
+    watcher.onDidCreate((uri) => textViews.modelChanged(uri)),
+    // A fix refreshes every open view of its model at once: the model view (and its graph) and the text.
+    server.onDidWriteModel(async (uri) => {
+      textViews.modelChanged(uri);
+      await models.refresh(uri);
+    }));
   await server.start();
 }
 

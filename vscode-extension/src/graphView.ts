@@ -61,12 +61,20 @@ function nodeLines(node: GraphNode): string[] {
   return lines;
 }
 
+/** Drawn label lines stay short (exporters write dims like `floor(floor((h - 1)/2 + 1)...)`); the
+ * aria-label and the table under the drawing keep the whole text. */
+export const MAX_LABEL = 40;
+
+function cut(text: string): string {
+  return text.length > MAX_LABEL ? `${text.slice(0, MAX_LABEL - 1)}…` : text;
+}
+
 function edgeLines(edge: GraphEdge): string[] {
-  const lines = [edge.tensor];
+  const lines = [cut(edge.tensor)];
   if (edge.declared !== null) {
-    lines.push(`declared ${edge.declared}`);
+    lines.push(cut(`declared ${edge.declared}`));
   }
-  lines.push(`derived ${edge.derived ?? "unknown"}`);
+  lines.push(cut(`derived ${edge.derived ?? "unknown"}`));
   return lines;
 }
 

@@ -24,10 +24,41 @@ export function serverArguments(extra: readonly string[]): string[] {
   return ["-m", "onnx_lint", "server", ...extra];
 }
 
-/** The exact command that installs what the extension needs into that interpreter. */
+function quoted(interpreter: string): string {
+  return /[\s"'$`\\]/.test(interpreter) ? `"${interpreter.replace(/(["\\$`])/g, "\\$1")}"` : interpreter;
+}
+
+/** The exact command that installs what the extension needs into that interpreter's environment. */
 export function installCommand(interpreter: string): string {
-  const quoted = /[\s"'$`\\]/.test(interpreter) ? `"${interpreter.replace(/(["\\$`])/g, "\\$1")}"` : interpreter;
-  return `${quoted} -m pip install 'onnx-lint[server,runtime]'`;
+  return `${quoted(interpreter)} -m pip install 'onnx-lint[server,runtime]'`;
+}
+
+/** Whether an interpreter lives in a virtual environment (venv, virtualenv, conda, pipx), where pip may install. */
+export function inVirtualEnvironment(interpreter: string): boolean {
+  return /[\\/](\.?venv[^\\/]*|virtualenvs|envs|pipx[\\/]venvs)[\\/]/.test(interpreter);
+}
+
+export interface InstallAdvice {
+  message: string;
+  command: string;
+}
+
+/**
+ * What to tell a user whose interpreter lacks onnx-lint. A system Python refuses `pip install` (PEP 668,
+ * "externally managed"), so there the advice is a virtual environment of its own, then that interpreter.
+ */
+export function installAdvice(interpreter: string): InstallAdvice {
+  if (inVirtualEnvironment(interpreter)) {
+    const command = installCommand(interpreter);
+    return { command, message: `Install it there with: ${command}` };
+  }
+  const command = "python3 -m venv .venv && .venv/bin/python -m pip install 'onnx-lint[server,runtime]'";
+  return {
+    command,
+    message: `Install it in a virtual environment (${command}) and choose .venv/bin/python as onnxLint.interpreter ` +
+      "(or select it in the Python extension); or with pipx (pipx install 'onnx-lint[server,runtime]') and choose " +
+      "its interpreter (~/.local/share/pipx/venvs/onnx-lint/bin/python).",
+  };
 }
 
 /** The probe run before starting: exits 0 only when the server can be imported. */

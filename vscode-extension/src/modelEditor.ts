@@ -3,7 +3,11 @@ import * as vscode from "vscode";
 import { ServerConnection, VIEW_SCHEME } from "./client";
 import { FindingGraph } from "./graphView";
 import { QuantizeResult } from "./quantize";
-import { drawable, LspDiagnostic, ModelSummary, OpenGraph, QuantizeShown, renderView, toViewDiagnostics, ViewDiagnostic, ViewState } from "./viewHtml";
+import {
+  drawable, graphFindings, LspDiagnostic, ModelSummary, OpenGraph, QuantizeShown, renderParts, renderView, toViewDiagnostics,
+  ViewDiagnostic, ViewState,
+} from "./viewHtml";
+import { ModelGraph } from "./wholeGraph";
 
 interface Described {
   summary: ModelSummary | null;
@@ -13,6 +17,12 @@ interface Described {
 interface Panel {
   render(): Promise<void>;
   showQuantized(shown: QuantizeShown): void;
+  reveal(index: number): void;
+}
+
+/** The command a model entry's code link in the Problems panel runs: its finding, selected in the graph. */
+export function showInGraphLink(model: string, index: number): vscode.Uri {
+  return vscode.Uri.parse(`command:onnxLint.showInGraph?${encodeURIComponent(JSON.stringify([model, index]))}`);
 }
 
 /**
@@ -59,6 +69,13 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
     }
   }
 
+  /** Select a finding in a model's open view and its graph ("Show in graph" from the Problems panel). */
+  reveal(uri: vscode.Uri, index: number): void {
+    for (const panel of this.panels.get(uri.toString()) ?? []) {
+      panel.reveal(index);
+    }
+  }
+
   /** Put a model's entries in the Problems panel, unless its textual view shows them already. */
   syncProblems(uri: vscode.Uri): void {
     const entries = this.modelProblems.get(uri.toString());
@@ -92,14 +109,46 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
       cspSource: panel.webview.cspSource,
       script: panel.webview.asWebviewUri(vscode.Uri.joinPath(scripts, "main.js")).toString(),
       style: panel.webview.asWebviewUri(vscode.Uri.joinPath(media, "view.css")).toString(),
+      worker: panel.webview.asWebviewUri(vscode.Uri.joinPath(scripts, "layout.js")).toString(),
     };
     let diagnostics: ViewDiagnostic[] = [];
     let summary: ModelSummary | null = null;
     let graph: OpenGraph | undefined;
     let quantized: QuantizeShown | undefined;
+    // Once the page has loaded, later renders replace its text parts only: the whole-graph view keeps its
+    // layout, zoom and selection. Before that (or after a reload), the page is set whole.
+    let ready = false;
+    let wholeGraph: Promise<ModelGraph> | undefined;
     const show = (extra: Partial<ViewState> = {}) => {
-      panel.webview.html = renderView({ file, summary, diagnostics, trusted: vscode.workspace.isTrusted, graph,
-        quantize: quantized, ...extra }, resources);
+      const state: ViewState = { file, summary, diagnostics, trusted: vscode.workspace.isTrusted, graph,
+        quantize: quantized, ...extra };
+      if (ready) {
+        void panel.webview.postMessage({ type: "render", ...renderParts(state), findings: graphFindings(diagnostics) });
+      } else {
+        panel.webview.html = renderView(state, resources);
+      }
+    };
+    let failure: string | undefined;  // why the last lint gave no model (the server not running, …)
+    let linted = false;  // until the first lint answers, the page says "Loading the graph…"
+    const sendGraph = async (reload: boolean) => {
+      if (!ready || !linted) {
+        return;
+      }
+      if (failure !== undefined || summary === null) {  // never "Loading the graph…" for a graph that will not come
+        void panel.webview.postMessage({ type: "graphError",
+          error: `No graph: ${failure ?? "onnx-lint cannot read this model (see its problem)"}` });
+        return;
+      }
+      if (reload || !wholeGraph) {
+        wholeGraph = this.server.command<ModelGraph>("onnx-lint.modelGraph", key);
+      }
+      try {
+        const data = await wholeGraph;
+        void panel.webview.postMessage({ type: "graphData", graph: data, findings: graphFindings(diagnostics) });
+      } catch (error) {
+        wholeGraph = undefined;
+        void panel.webview.postMessage({ type: "graphError", error: `onnx-lint: ${(error as Error).message}` });
+      }
     };
     const drawGraph = async (index: number) => {
       const diagnostic = diagnostics[index];
@@ -119,12 +168,22 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
     const render = async () => {
       try {
         const described = await this.server.command<Described>("onnx-lint.describeModel", key);
+        failure = undefined;
+        linted = true;
         summary = described.summary;
         const before = graph === undefined ? undefined : diagnostics[graph.index];
         diagnostics = toViewDiagnostics(described.diagnostics);
         const converter = this.server.client?.protocol2CodeConverter;
         if (converter) {
-          this.modelProblems.set(key, await converter.asDiagnostics(described.diagnostics as never));
+          // A binary model's entries sit at Ln 1: their code link goes to the finding in the graph instead
+          // (the rule's docs stay one click away in the hover, the lightbulb and the view).
+          const entries = await converter.asDiagnostics(described.diagnostics as never);
+          entries.forEach((entry, i) => {
+            if (diagnostics[i] && drawable(diagnostics[i])) {
+              entry.code = { value: diagnostics[i].code, target: showInGraphLink(key, i) };
+            }
+          });
+          this.modelProblems.set(key, entries);
           this.syncProblems(uri);
         }
         // The drawn finding survives a re-lint if it is still there; otherwise the drawing closes.
@@ -132,13 +191,19 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
           : diagnostics.findIndex((d) => JSON.stringify(d.key) === JSON.stringify(before.key));
         if (again >= 0 && graph) {
           await drawGraph(again);
+          await sendGraph(true);
           return;
         }
         graph = undefined;
         show();
       } catch (error) {
-        show({ error: `onnx-lint: ${(error as Error).message}` });
+        failure = (error as Error).message;
+        linted = true;
+        show({ error: `onnx-lint: ${failure}` });
+        await sendGraph(false);
+        return;
       }
+      await sendGraph(true);
     };
     const run = async (busy: string, work: () => Promise<unknown>) => {
       show({ busy });
@@ -154,6 +219,10 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
       showQuantized: (shown) => {
         quantized = shown;
         show();
+      },
+      reveal: (index) => {
+        panel.reveal(undefined, false);
+        void panel.webview.postMessage({ type: "reveal", index });
       },
     };
 
@@ -171,9 +240,16 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
     const subscriptions = [
       watcher, watcher.onDidChange(changed), watcher.onDidCreate(changed),
       this.server.onDidStart(() => void render()),
-      panel.webview.onDidReceiveMessage((message: { type: string; index?: number }) => {
+      panel.webview.onDidReceiveMessage((message: { type: string; index?: number; graph?: string }) => {
         const index = message.index;
-        if (message.type === "fixAll") {
+        if (message.type === "ready") {
+          ready = true;
+          void sendGraph(false);
+        } else if (message.type === "nodeDetails" && typeof message.graph === "string" && index !== undefined) {
+          this.server.command("onnx-lint.graphNode", key, message.graph, index).then(
+            (details) => panel.webview.postMessage({ type: "nodeDetails", details }),
+            (error: Error) => panel.webview.postMessage({ type: "nodeDetails", details: { error: `onnx-lint: ${error.message}` } }));
+        } else if (message.type === "fixAll") {
           void run("Fixing…", () => this.server.command("onnx-lint.fixAll", key));
         } else if (message.type === "fix" && index !== undefined && diagnostics[index]) {
           void run("Fixing…", () => this.server.command("onnx-lint.fix", key, diagnostics[index].key));
@@ -183,7 +259,9 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
           graph = undefined;
           show();
         } else if (message.type === "quantize") {
-          void this.actions.quantize(uri).then((result) => result && this.showQuantized(uri, result));
+          // Its buttons stay disabled while it runs; VS Code shows the server's progress, with Cancel.
+          show({ busy: "Quantizing…" });
+          void this.actions.quantize(uri).then((result) => result ? this.showQuantized(uri, result) : show());
         } else if (message.type === "showText") {
           void this.actions.showText(uri);
         }

@@ -50,7 +50,7 @@ export async function quantize(server: ServerConnection, model: vscode.Uri): Pro
     options.calibrationData = calibrationData;
   }
   try {
-    // The server reports work-done progress, which VS Code shows as a cancellable notification.
+    // The server reports work-done progress: a notification with its steps and Cancel (src/progress.ts).
     return await server.command<QuantizeResult>("onnx-lint.quantize", model.toString(), options);
   } catch (error) {
     void vscode.window.showErrorMessage(`onnx-lint: ${(error as Error).message}`);

@@ -66,12 +66,34 @@ export function outputsTable(outputs: Record<string, unknown>[]): string {
   return `<table class="quantize-outputs"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
 }
 
+/** A finding-like record (a fix the report lists) in words: "OL001: Declare the shape … (where)". */
+function findingText(record: Record<string, unknown>): string | undefined {
+  const fix = record.fix as Record<string, unknown> | undefined;
+  const what = (fix && typeof fix.title === "string" ? fix.title : undefined) ??
+    (typeof record.message === "string" ? record.message : undefined);
+  if (typeof record.code !== "string" || what === undefined) {
+    return undefined;
+  }
+  const location = record.location as Record<string, unknown> | undefined;
+  const where = location && typeof location.path === "string" ? ` (${location.path})` : "";
+  return `${record.code}: ${what}${where}`;
+}
+
+/** A value of the report as HTML: lists of records become bulleted lines, never one long field dump. */
+function factHtml(value: unknown): string {
+  if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "object" && v !== null)) {
+    const items = (value as Record<string, unknown>[]).map((v) => findingText(v) ?? formatValue(v));
+    return `<ul class="report-list">${items.map((i) => `<li>${escapeHtml(i)}</li>`).join("")}</ul>`;
+  }
+  return escapeHtml(formatValue(value));
+}
+
 /** The whole report: where it went, the accuracy table, then every other field as a definition list. */
 export function renderReport(report: Report, warnings: readonly string[] = []): string {
   const outputs = Array.isArray(report.outputs) ? (report.outputs as Record<string, unknown>[]) : [];
   const shown = new Set(["outputs", "warnings", "output", "model"]);
   const facts = Object.entries(report).filter(([k]) => !shown.has(k))
-    .map(([k, v]) => `<dt>${escapeHtml(words(k))}</dt><dd>${escapeHtml(formatValue(v))}</dd>`).join("");
+    .map(([k, v]) => `<dt>${escapeHtml(words(k))}</dt><dd>${factHtml(v)}</dd>`).join("");
   const allWarnings = [...new Set([...warnings, ...(Array.isArray(report.warnings) ? report.warnings.map(String) : [])])];
   return `<section class="quantize-report" aria-labelledby="quantize-title">
     <h2 id="quantize-title" tabindex="-1" data-autofocus>Quantized INT8+FP16</h2>

@@ -7,6 +7,8 @@ export interface ServerSettings {
   ignore?: string[] | null;
   lintOnChange?: boolean;
   runtimeCheck?: boolean;
+  runtimeProbe?: boolean;
+  lintTimeout?: number;
   quantize?: Record<string, unknown>;
 }
 
@@ -17,20 +19,28 @@ export interface ConfigurationLike {
 
 const QUANTIZE_KEYS = ["calibrationData", "output", "calibrationMethod", "perChannel", "keepIoTypes"];
 
-/** The server's settings from the `onnxLint` section: unset selectors stay out (the config file rules). */
+/**
+ * The server's settings from the `onnxLint` section. Selectors default to `[]` (so the Settings UI can edit
+ * them); an empty list stays out, leaving the configuration file in charge (an empty `select` would
+ * otherwise enable no rule at all).
+ */
 export function serverSettings(config: ConfigurationLike): ServerSettings {
   const settings: ServerSettings = {};
   for (const key of ["select", "extendSelect", "ignore"] as const) {
     const value = config.get<string[] | null>(key);
-    if (Array.isArray(value)) {
+    if (Array.isArray(value) && value.length > 0) {
       settings[key] = value;
     }
   }
-  for (const key of ["lintOnChange", "runtimeCheck"] as const) {
+  for (const key of ["lintOnChange", "runtimeCheck", "runtimeProbe"] as const) {
     const value = config.get<boolean>(key);
     if (typeof value === "boolean") {
       settings[key] = value;
     }
+  }
+  const timeout = config.get<number>("lintTimeout");
+  if (typeof timeout === "number" && timeout > 0) {
+    settings.lintTimeout = timeout;
   }
   const quantize: Record<string, unknown> = {};
   for (const key of QUANTIZE_KEYS) {

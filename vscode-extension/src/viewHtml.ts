@@ -4,6 +4,7 @@
 import { edgeTable, FindingGraph, findingSvg } from "./graphView";
 import { escapeHtml } from "./html";
 import { renderReport, Report } from "./reportHtml";
+import { GraphFinding } from "./wholeGraph";
 
 export { escapeHtml } from "./html";
 
@@ -70,6 +71,7 @@ export interface PageResources {
   cspSource: string;
   script: string;
   style: string;
+  worker?: string; // the whole-graph view's layout worker (no worker: no whole-graph view)
 }
 
 export interface LspDiagnostic {
@@ -113,16 +115,24 @@ export function drawable(d: ViewDiagnostic): boolean {
   return d.location !== null && (d.location.path === "graph" || d.location.path.startsWith("graph/"));
 }
 
+/** The findings the whole-graph view places: those located in a graph. */
+export function graphFindings(diagnostics: ViewDiagnostic[]): GraphFinding[] {
+  return diagnostics.flatMap((d, index) => drawable(d) && d.location ? [{ index, code: d.code, severity: d.severity,
+    path: d.location.path, tensor: d.location.tensor ?? null, node: d.location.node ?? null }] : []);
+}
+
 function problemList(state: ViewState, write: string): string {
   if (state.diagnostics.length === 0) {
-    return `<p class="clean">No problems.</p>`;
+    // "No problems" only from a finished lint: never beside "the server is not running" or "Linting…".
+    return state.error || state.busy || state.summary === null ? "" : `<p class="clean">No problems.</p>`;
   }
   const items = state.diagnostics.map((d, i) => {
     const open = state.graph?.index === i;
     const graphButton = drawable(d)
-      ? `<button class="secondary show-graph" data-action="graph" data-index="${i}" aria-pressed="${open}"` +
-        ` aria-controls="graph">Show in graph</button>`
-      : "";
+      ? `<button class="secondary show-graph" data-action="reveal" data-index="${i}" aria-controls="whole-graph">Show in graph</button>` +
+        `<button class="secondary quick-look" data-action="graph" data-index="${i}" aria-pressed="${open}"` +
+        ` aria-controls="graph">Quick look</button>`
+      : `<span class="not-graph">not a graph element</span>`;
     const fix = d.fixable ? `<button class="fix" data-action="fix" data-index="${i}"${write}>Fix</button>` : "";
     return `<li class="${d.severity}${open ? " selected" : ""}"><span class="severity" title="${SEVERITY_WORD[d.severity]}">` +
       `${SEVERITY_WORD[d.severity]}</span> <span class="code">${escapeHtml(d.code)}</span> ` +
@@ -162,11 +172,12 @@ function graphSection(state: ViewState): string {
 export const RESTRICTED = "Static lint only: this workspace is not trusted, so onnx-lint runs no model " +
   "(no runtime probe, no ONNX Runtime check) and writes no file (no fix, no quantize).";
 
-/** The whole page; `resources.cspSource` is the only origin scripts and styles may come from. */
-export function renderView(state: ViewState, resources: PageResources): string {
+/** The page's parts the host re-renders (the whole-graph view between them keeps its own state). */
+export function renderParts(state: ViewState): { top: string; bottom: string } {
   const s = state.summary;
   const write = state.trusted ? "" : " disabled title=\"Disabled in an untrusted workspace\"";
   const fixable = state.diagnostics.some((d) => d.fixable);
+  const busy = Boolean(state.busy);
   const identity = s === null ? "" : `
     <section aria-labelledby="model-title"><h2 id="model-title">Model</h2>
     <dl class="identity">
@@ -177,21 +188,13 @@ export function renderView(state: ViewState, resources: PageResources): string {
     </dl>
     ${tensorTable("Inputs", s.inputs, false)}
     ${tensorTable("Outputs", s.outputs, true)}</section>`;
-  const csp = `default-src 'none'; img-src ${resources.cspSource} data:; style-src ${resources.cspSource}; ` +
-    `font-src ${resources.cspSource}; script-src ${resources.cspSource};`;
-  return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<title>${escapeHtml(state.file)}</title>
-<link rel="stylesheet" href="${escapeHtml(resources.style)}">
-</head>
-<body>
+  const working = busy ? " disabled aria-disabled=\"true\"" : "";
+  const top = `
   <header>
     <h1>${escapeHtml(state.file)}</h1>
     <div class="toolbar" role="toolbar" aria-label="Model actions">
-      <button id="fix-all" data-action="fixAll"${fixable ? write : " disabled"}>Fix all</button>
-      <button id="quantize" class="secondary" data-action="quantize"${write}>Quantize INT8+FP16</button>
+      <button id="fix-all" data-action="fixAll"${fixable ? write || working : " disabled"}>Fix all</button>
+      <button id="quantize" class="secondary" data-action="quantize"${write || working}>Quantize INT8+FP16</button>
       <button id="show-text" class="secondary" data-action="showText">Show model as text</button>
     </div>
   </header>
@@ -200,9 +203,69 @@ export function renderView(state: ViewState, resources: PageResources): string {
   ${state.error ? `<p class="failure" role="alert">${escapeHtml(state.error)}</p>` : ""}
   <section aria-labelledby="problems-title"><h2 id="problems-title">Problems</h2>
   ${problemList(state, write)}</section>
-  ${graphSection(state)}
-  ${state.quantize ? renderReport(state.quantize.report, state.quantize.warnings) : ""}
-  ${identity}
+  ${graphSection(state)}`;
+  const bottom = `${state.quantize ? renderReport(state.quantize.report, state.quantize.warnings) : ""}
+  ${identity}`;
+  return { top, bottom };
+}
+
+/** The whole-graph view's frame: the page's script fills it (see src/webview/graphCanvas.ts). */
+export function wholeGraphSection(): string {
+  return `<section id="whole-graph" class="whole-graph" aria-labelledby="whole-graph-title">
+    <div class="section-head"><h2 id="whole-graph-title">Graph</h2>
+      <span id="graph-status" class="engine" role="status">Loading the graph…</span>
+      <span id="graph-busy" class="busy" hidden>Laying out…</span></div>
+    <div class="graph-toolbar" role="toolbar" aria-label="Graph">
+      <input id="graph-search" type="search" placeholder="Search node, tensor or op type"
+        aria-label="Search the graph by node name, tensor name or op type" aria-controls="graph-hits" autocomplete="off">
+      <button class="secondary" data-graph="zoomIn" title="Zoom in (+)" aria-label="Zoom in">+</button>
+      <button class="secondary" data-graph="zoomOut" title="Zoom out (−)" aria-label="Zoom out">−</button>
+      <button class="secondary" data-graph="fit" title="Fit the graph in view (0)">Fit</button>
+      <button class="secondary" data-graph="collapse">Collapse all</button>
+    </div>
+    <ul id="graph-hits" class="graph-hits" role="listbox" aria-label="Matches" hidden></ul>
+    <div class="graph-body">
+      <div id="graph-viewport" class="graph-viewport" tabindex="0" role="application" aria-roledescription="graph"
+        aria-label="The model's graph" aria-describedby="graph-help">
+        <svg id="graph-svg" class="whole-graph-svg" xmlns="http://www.w3.org/2000/svg">
+          <defs>${["", "-error", "-warning", "-info"].map((s) =>
+            `<marker id="g-arrow${s}" class="arrow${s}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" ` +
+            `orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker>`).join("")}</defs>
+          <g id="graph-layer"></g>
+        </svg>
+        <canvas id="graph-minimap" class="graph-minimap" width="180" height="120" aria-hidden="true"></canvas>
+      </div>
+      <aside id="graph-details" class="graph-details" aria-label="Selected node"><p class="hint">Select a node for its
+        attributes, inputs and outputs.</p></aside>
+    </div>
+    <p id="graph-help" class="hint">Arrow keys move between nodes, Enter expands a block or a node's body, + and − zoom, 0 fits; drag to
+      pan, scroll to zoom. Errors, warnings and notes colour the nodes and the stale tensors' edges.</p>
+    <div id="graph-announce" class="sr-only" aria-live="polite" aria-atomic="true"></div>
+    <details><summary>The same graph as a table</summary>
+      <table class="graph-table"><thead><tr><th>kind</th><th>node</th><th>inputs</th><th>outputs</th><th>finding</th>
+      <th></th></tr></thead><tbody id="graph-table-body"></tbody></table></details>
+  </section>`;
+}
+
+/** The whole page; `resources.cspSource` is the only origin scripts and styles may come from. */
+export function renderView(state: ViewState, resources: PageResources): string {
+  const { top, bottom } = renderParts(state);
+  // The layout worker is fetched from the extension and started from a blob: (a webview may not start
+  // a worker from its resource origin).
+  const worker = resources.worker ? ` worker-src blob:; connect-src ${resources.cspSource};` : "";
+  const csp = `default-src 'none'; img-src ${resources.cspSource} data:; style-src ${resources.cspSource}; ` +
+    `font-src ${resources.cspSource}; script-src ${resources.cspSource};${worker}`;
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>${escapeHtml(state.file)}</title>
+<link rel="stylesheet" href="${escapeHtml(resources.style)}">
+</head>
+<body${resources.worker ? ` data-worker="${escapeHtml(resources.worker)}"` : ""}>
+  <div id="top">${top}</div>
+  ${resources.worker ? wholeGraphSection() : ""}
+  <div id="bottom">${bottom}</div>
   <script src="${escapeHtml(resources.script)}"></script>
 </body></html>`;
 }

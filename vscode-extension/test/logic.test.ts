@@ -1,7 +1,8 @@
 // Unit tests of the extension's own logic (the parts that need no VS Code): `npm test`.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { chooseInterpreter, installCommand, serverArguments } from "../src/interpreter";
+import { withoutShownMessages } from "../src/hoverText";
+import { chooseInterpreter, installAdvice, installCommand, serverArguments } from "../src/interpreter";
 import { serverSettings } from "../src/settings";
 import { renderView, toViewDiagnostics, ViewState } from "../src/viewHtml";
 
@@ -25,12 +26,24 @@ test("the install command names the interpreter exactly, quoted when it must be"
   assert.equal(installCommand("/home/me/my envs/bin/python"), "\"/home/me/my envs/bin/python\" -m pip install 'onnx-lint[server,runtime]'");
 });
 
+test("a system Python gets venv or pipx advice (PEP 668 refuses pip there); a virtual environment gets pip", () => {
+  const system = installAdvice("/usr/bin/python3");
+  assert.match(system.message, /virtual environment/);
+  assert.match(system.message, /pipx install 'onnx-lint\[server,runtime\]'/);
+  assert.equal(system.command, "python3 -m venv .venv && .venv/bin/python -m pip install 'onnx-lint[server,runtime]'");
+  assert.doesNotMatch(installAdvice("python3").message, /^Install it there/);
+  for (const venv of ["/home/me/proj/.venv/bin/python", "/home/me/.local/share/pipx/venvs/onnx-lint/bin/python",
+    "/opt/conda/envs/ml/bin/python", "C:\\proj\\venv\\Scripts\\python.exe"]) {
+    assert.equal(installAdvice(venv).command, installCommand(venv), venv);
+  }
+});
+
 test("server settings leave unset selectors to the configuration file and keep quantize defaults", () => {
   const settings = serverSettings(config({
-    select: null, ignore: ["OL005"], lintOnChange: false, "quantize.calibrationData": "/data/calib.npz",
+    select: [], extendSelect: null, ignore: ["OL005"], lintOnChange: false, runtimeProbe: false, lintTimeout: 60, "quantize.calibrationData": "/data/calib.npz",
     "quantize.output": "", "quantize.perChannel": true,
   }));
-  assert.deepEqual(settings, { ignore: ["OL005"], lintOnChange: false,
+  assert.deepEqual(settings, { ignore: ["OL005"], lintOnChange: false, runtimeProbe: false, lintTimeout: 60,
     quantize: { calibrationData: "/data/calib.npz", perChannel: true } });
 });
 
@@ -72,7 +85,9 @@ test("the view shows identity, declared next to derived, and the problems with t
   assert.match(html, /<button id="fix-all" data-action="fixAll">Fix all<\/button>/);
   // A finding located in a graph can be drawn; one without a location (OL007 here) or a model-level one cannot.
   assert.equal((html.match(/data-action="graph"/g) ?? []).length, 1);
-  assert.match(html, /<button class="secondary show-graph" data-action="graph" data-index="0"/);
+  assert.match(html, /<button class="secondary show-graph" data-action="reveal" data-index="0" aria-controls="whole-graph">Show in graph/);
+  assert.match(html, /<button class="secondary quick-look" data-action="graph" data-index="0"/);
+  assert.equal((html.match(/<span class="not-graph">not a graph element<\/span>/g) ?? []).length, 2);
   assert.match(html, /<link rel="stylesheet" href="vscode-resource:\/media\/view.css">/);
   assert.match(html, /<script src="vscode-resource:\/out\/webview\/main.js"><\/script>/);
 });
@@ -99,4 +114,12 @@ test("a clean model says so and Fix all is disabled", () => {
   const html = renderView({ ...state, diagnostics: [] }, resources);
   assert.match(html, /No problems\./);
   assert.match(html, /<button id="fix-all" data-action="fixAll" disabled>/);
+});
+
+test("the hover says a finding's message once: VS Code already shows it above the server's explanation", () => {
+  const server = "**OL001** graph output 'Y' is declared as a scalar (rank 0) [but] the graph computes float[batch, 8]\n\n" +
+    "## What it does\n...\n\n[OL001 on the docs site](https://x/rules/OL001/)";
+  const shown = withoutShownMessages(server, ["graph output 'Y' is declared as a scalar (rank 0) [but] the graph computes float[batch, 8]"]);
+  assert.equal(shown, "**OL001**\n\n## What it does\n...\n\n[OL001 on the docs site](https://x/rules/OL001/)");
+  assert.equal(withoutShownMessages(server, ["another message"]), server);
 });

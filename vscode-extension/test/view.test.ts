@@ -5,7 +5,7 @@ import path from "node:path";
 import { test } from "node:test";
 import * as oniguruma from "vscode-oniguruma";
 import * as textmate from "vscode-textmate";
-import { FindingGraph, findingSvg, layoutFinding } from "../src/graphView";
+import { edgeTable, FindingGraph, findingSvg, layoutFinding } from "../src/graphView";
 import { outputsTable, renderReport } from "../src/reportHtml";
 import { renderView, toViewDiagnostics } from "../src/viewHtml";
 
@@ -61,6 +61,15 @@ test("the SVG highlights the finding's node and its stale edge with declared and
   assert.doesNotMatch(svg, /style=/);  // colours come from the stylesheet (theme variables), never inline
 });
 
+test("long shapes are cut in the drawing and whole in its description and table", () => {
+  const long = "float[batch, floor(floor((height - 1)/2 + 1)/2 + 1), floor(floor((width - 1)/2 + 1)/2 + 1)]";
+  const wide = { ...drawing, edges: [{ ...drawing.edges[2], derived: long }] };
+  const svg = findingSvg(wide);
+  assert.match(svg, />derived float\[batch, floor\(floor\(\(heigh…</);
+  assert.ok(svg.includes(`derived ${long} by onnxruntime-symbolic`));  // the aria-label
+  assert.ok(edgeTable(wide).includes(long));
+});
+
 test("names from the model are escaped in the drawing", () => {
   const hostile = { ...drawing, edges: [{ ...drawing.edges[2], tensor: "<img src=x onerror=alert(1)>" }] };
   const svg = findingSvg(hostile);
@@ -103,6 +112,10 @@ test("the quantize report shows every output field it has, known ones first and 
   assert.match(report, /<dt>opset<\/dt><dd>from: 17; to: 21<\/dd>/);
   assert.match(report, /<dt>fixes<\/dt><dd>none<\/dd>/);
   assert.equal((report.match(/random calibration/g) ?? []).length, 1);
+  // The fixes quantize applied first read as findings, one per line, not as a field dump.
+  const fixed = renderReport({ output: "/m/q.onnx", fixes: [{ code: "OL001", message: "graph output 'Y' is declared as a scalar",
+    fix: { title: "Declare the computed shape [batch, 8] on output 'Y'" }, location: { path: "graph/output[0]", tensor: "Y" } }] });
+  assert.match(fixed, /<dt>fixes<\/dt><dd><ul class="report-list"><li>OL001: Declare the computed shape \[batch, 8\] on output &#39;Y&#39; \(graph\/output\[0\]\)<\/li><\/ul><\/dd>/);
 });
 
 async function grammar(): Promise<textmate.IGrammar> {

@@ -9,6 +9,7 @@ stop at its next step and killed if it has not stopped within the grace period.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import uuid
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from onnx_lint.base.errors import ConfigError
+from onnx_lint.base.links import rule_page_url
 from onnx_lint.lint.diagnostics import Diagnostic
 from onnx_lint.server.api.common import (
     OnnxLintServer,
@@ -29,12 +31,14 @@ from onnx_lint.server.api.common import (
 )
 from onnx_lint.server.convert import model_file_uri, quick_fix_title, to_lsp
 from onnx_lint.server.output_path import OutputRefused, quantize_output
-from onnx_lint.server.session import Session
+from onnx_lint.server.per_file_ignores import CannotIgnore, ignore_rule
+from onnx_lint.server.session import ALL_CODES, Session
 from onnx_lint.server.workers import CANCEL_GRACE_S, JobFailed, Worker, WorkerCrashed
 from onnx_lint.server.workers import jobs_by_name as jobs
 
 FIX_ALL_KIND = "source.fixAll.onnx-lint"
-CODE_ACTION_OPTIONS = lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL_KIND])
+RULE_KIND = "quickfix.onnx-lint.rule"  # fix all of a rule, ignore it for the file, its docs (in the lightbulb)
+CODE_ACTION_OPTIONS = lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, RULE_KIND, FIX_ALL_KIND])
 
 
 def _wants(only: list[str] | None, kind: str) -> bool:
@@ -65,11 +69,41 @@ async def code_actions(session: Session, params: lsp.CodeActionParams) -> list[l
                 title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[lsp_diagnostic], is_preferred=True,
                 command=lsp.Command(title=title, command="onnx-lint.fix",
                                     arguments=[model_uri, list(diagnostic.key())])))
+    if _wants(only, RULE_KIND):
+        actions += _rule_actions(session, outcome.diagnostics, fixable, model_uri, view, params, asked)
     if fixable and _wants(only, FIX_ALL_KIND):
         title = f"Fix all {len(fixable)} safely fixable onnx-lint problem{'s' if len(fixable) > 1 else ''}"
         actions.append(lsp.CodeAction(title=title, kind=FIX_ALL_KIND,
                                       command=lsp.Command(title=title, command="onnx-lint.fixAll",
                                                           arguments=[model_uri])))
+    return actions
+
+
+def _rule_actions(session: Session, diagnostics: list[Diagnostic], fixable: list[Diagnostic], model_uri: str,
+                  view: Any, params: lsp.CodeActionParams, asked: set) -> list[lsp.CodeAction]:
+    """Per rule of the findings in range, as ruff's editors offer them: fix all of this rule, ignore
+    this rule for this file (the configuration's per-file-ignores), show the rule's documentation."""
+    actions: list[lsp.CodeAction] = []
+    seen: set[str] = set()
+    for diagnostic in diagnostics:
+        if diagnostic.code in seen or not diagnostic.code.startswith("OL") or diagnostic.code == "OL000":
+            continue
+        lsp_diagnostic = to_lsp(diagnostic, model_uri, view, session.capabilities.utf16)
+        if asked and diagnostic.key() not in asked:
+            continue
+        if not asked and not range_overlaps(lsp_diagnostic.range, params.range):
+            continue
+        seen.add(diagnostic.code)
+        code = diagnostic.code
+        same = [d for d in fixable if d.code == code]
+
+        wanted = [(f"Ignore {code} for this file", "onnx-lint.ignoreRule", [model_uri, code]),
+                  (f"Show documentation for {code}", "onnx-lint.showRuleDocs", [code])]
+        if len(same) > 1:
+            wanted.insert(0, (f"Fix all {len(same)} {code} problems", "onnx-lint.fixRule", [model_uri, code]))
+        actions += [lsp.CodeAction(title=title, kind=RULE_KIND, diagnostics=[lsp_diagnostic],
+                                   command=lsp.Command(title=title, command=command, arguments=arguments))
+                    for title, command, arguments in wanted]
     return actions
 
 
@@ -233,6 +267,48 @@ def register(server: OnnxLintServer) -> None:
         if len(arguments) < 2 or not isinstance(arguments[1], list):
             raise invalid_params("expected the diagnostic's data.key as the second argument")
         return await fix(ls.session, path, [arguments[1]])
+
+    @server.command("onnx-lint.fixRule")
+    async def fix_rule(ls: OnnxLintServer, *arguments: Any) -> dict:
+        """Fix every fixable finding of one rule in a model: (model URI, rule code)."""
+        path = path_argument(arguments)
+        if len(arguments) < 2 or not isinstance(arguments[1], str):
+            raise invalid_params("expected the rule code as the second argument")
+        outcome = await ls.session.outcome(path)
+        keys = [list(d.key()) for d in outcome.diagnostics if d.fixable and d.code == arguments[1]]
+        return await fix(ls.session, path, keys)
+
+    @server.command("onnx-lint.ignoreRule")
+    async def ignore_rule_command(ls: OnnxLintServer, *arguments: Any) -> dict:
+        """Ignore one rule for one model: its configuration file's per-file-ignores gets the entry."""
+        session = ls.session
+        path = path_argument(arguments)
+        code = arguments[1] if len(arguments) > 1 else None
+        if not isinstance(code, str) or code not in ALL_CODES:
+            raise invalid_params("expected a rule code as the second argument")
+        refuse_untrusted(session, "change configuration files")
+        try:
+            config = ignore_rule(path, code, session.index.folder_of(path))
+        except (CannotIgnore, ConfigError, OSError) as exc:
+            session.tell(str(exc), lsp.MessageType.Error)
+            raise request_failed(str(exc)) from None
+        session.index.invalidate(config)
+        if path in session.tracked:
+            await session.refresh(path)
+        message = f"{code} is ignored for {path.name} ({config.name})"
+        session.log(f"{path}: {message}")
+        return {"config": str(config), "message": message}
+
+    @server.command("onnx-lint.showRuleDocs")
+    async def show_rule_docs(ls: OnnxLintServer, *arguments: Any) -> dict:
+        """Open a rule's page of the docs site in the user's browser (window/showDocument)."""
+        code = arguments[0] if arguments else None
+        if not isinstance(code, str) or code not in ALL_CODES:
+            raise invalid_params("expected a rule code")
+        url = rule_page_url(code)
+        with contextlib.suppress(Exception):  # a client without showDocument still gets the URL back
+            await ls.window_show_document_async(lsp.ShowDocumentParams(uri=url, external=True))
+        return {"url": url}
 
     @server.command("onnx-lint.quantize")
     async def quantize_command(ls: OnnxLintServer, *arguments: Any) -> dict:

@@ -93,3 +93,26 @@ def register(server: OnnxLintServer) -> None:
             return await session.pool.run(jobs.graph_job, str(path), fields, timeout=session.settings.lint_timeout)
         except (JobFailed, WorkerCrashed, asyncio.TimeoutError) as exc:
             raise request_failed(f"{path.name}: cannot draw this finding: {exc or 'timed out'}") from None
+
+    @server.command("onnx-lint.modelGraph")
+    async def model_graph(ls: OnnxLintServer, *arguments: Any) -> dict:
+        """The whole model as a graph (every graph, compactly), for the graph view: (model URI)."""
+        session = ls.session
+        path = path_argument(arguments)
+        try:
+            return await session.pool.run(jobs.model_graph_job, str(path), timeout=session.settings.lint_timeout)
+        except (JobFailed, WorkerCrashed, asyncio.TimeoutError) as exc:
+            raise request_failed(f"{path.name}: no graph: {exc or 'timed out'}") from None
+
+    @server.command("onnx-lint.graphNode")
+    async def graph_node(ls: OnnxLintServer, *arguments: Any) -> dict:
+        """One node in detail for the graph view: (model URI, graph path, node index)."""
+        session = ls.session
+        path = path_argument(arguments)
+        if len(arguments) < 3 or not isinstance(arguments[1], str) or not isinstance(arguments[2], int):
+            raise invalid_params("expected (model URI, graph path, node index)")
+        try:
+            return await session.pool.run(jobs.graph_node_job, str(path), arguments[1], arguments[2],
+                                          timeout=session.settings.lint_timeout)
+        except (JobFailed, WorkerCrashed, asyncio.TimeoutError) as exc:
+            raise request_failed(f"{path.name}: no details for this node: {exc or 'timed out'}") from None

@@ -1,5 +1,9 @@
-// The model view's only script (loaded from the extension, as the CSP demands): it turns clicks and
-// keys into messages for the extension host, which re-renders the page. No state lives here.
+// The model view's script (loaded from the extension, as the CSP demands). The extension host renders
+// the page's text parts and sends them as HTML; this script swaps them in, turns clicks and keys into
+// messages for the host, and runs the whole-graph view, whose state (layout, zoom, selection) lives here
+// so that a re-render of the rest of the page keeps it.
+import { GraphFinding, ModelGraph } from "../wholeGraph";
+import { GraphCanvas, NodeDetails } from "./graphCanvas";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -12,19 +16,38 @@ function post(type: string, index?: number): void {
   vscode.postMessage(index === undefined ? { type } : { type, index });
 }
 
+const workerUrl = document.body.dataset.worker;
+const canvas = workerUrl ? new GraphCanvas(workerUrl, (message) => vscode.postMessage(message)) : undefined;
+let findings: GraphFinding[] = [];
+
 document.addEventListener("click", (event) => {
   const button = (event.target as Element | null)?.closest<HTMLButtonElement>("button[data-action]");
   if (!button || button.disabled) {
     return;
   }
   const index = button.dataset.index === undefined ? undefined : Number(button.dataset.index);
+  if (button.dataset.action === "reveal" && index !== undefined) {
+    void reveal(index);
+    return;
+  }
   post(button.dataset.action!, index);
 });
 
-// Arrow keys walk the drawing's nodes and edge labels top to bottom (as data flows), left to right
-// within a layer; Escape closes the drawing.
+async function reveal(index: number): Promise<void> {
+  const finding = findings.find((f) => f.index === index);
+  document.getElementById("whole-graph")?.scrollIntoView({ block: "start" });
+  if (!canvas || !finding || !(await canvas.revealFinding(finding))) {
+    const announce = document.getElementById("graph-announce");
+    if (announce) {
+      announce.textContent = "This finding is not on a graph element";
+    }
+  }
+}
+
+// Arrow keys walk the quick look's nodes and edge labels top to bottom (as data flows), left to right
+// within a layer; Escape closes it.
 document.addEventListener("keydown", (event) => {
-  if (event.key === "Escape" && document.getElementById("graph")) {
+  if (event.key === "Escape" && document.getElementById("graph") && !(event.target as Element)?.closest("#whole-graph")) {
     post("closeGraph");
     return;
   }
@@ -44,7 +67,53 @@ document.addEventListener("keydown", (event) => {
   }
 });
 
-// After a re-render, put the keyboard where the user's action led (the drawing, the report).
-window.addEventListener("load", () => {
+function autofocus(): void {
   document.querySelector<HTMLElement>("[data-autofocus]")?.focus();
+  // The quick look opens scrolled to its finding, wherever dagre put it in a wide drawing.
+  const canvas = document.querySelector<HTMLElement>(".graph-canvas");
+  const focus = canvas?.querySelector(".node.focus");
+  if (canvas && focus) {
+    const box = focus.getBoundingClientRect();
+    const frame = canvas.getBoundingClientRect();
+    canvas.scrollLeft += box.left - frame.left - (canvas.clientWidth - box.width) / 2;
+    canvas.scrollTop += box.top - frame.top - (canvas.clientHeight - box.height) / 2;
+  }
+}
+
+window.addEventListener("message", (event: MessageEvent) => {
+  const message = event.data as { type: string; [key: string]: unknown };
+  if (message.type === "render") {
+    // The text parts of the page, re-rendered by the host; the graph between them stays as it is.
+    for (const part of ["top", "bottom"]) {
+      const element = document.getElementById(part);
+      if (element && typeof message[part] === "string") {
+        element.innerHTML = message[part] as string;
+      }
+    }
+    findings = (message.findings as GraphFinding[] | undefined) ?? findings;
+    autofocus();
+  } else if (message.type === "graphData" && canvas) {
+    findings = message.findings as GraphFinding[];
+    void canvas.setData(message.graph as ModelGraph, findings, message.requested as number | undefined)
+      .then(() => {
+        if (typeof message.reveal === "number") {
+          void reveal(message.reveal);
+        }
+      });
+  } else if (message.type === "graphError") {
+    const status = document.getElementById("graph-status");
+    if (status) {
+      status.textContent = String(message.error);
+    }
+  } else if (message.type === "nodeDetails" && canvas) {
+    canvas.showDetails(message.details as NodeDetails | { error: string });
+  } else if (message.type === "reveal") {
+    void reveal(message.index as number);
+  }
+});
+
+// After a load, put the keyboard where the user's action led, and ask for the graph.
+window.addEventListener("load", () => {
+  autofocus();
+  post("ready");
 });

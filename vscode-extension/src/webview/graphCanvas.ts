@@ -1,0 +1,574 @@
+// The whole-graph view in the page: an SVG drawing with pan, zoom, fit and a minimap, search, a
+// details pane, keyboard navigation, an ARIA live region and a table kept in sync with the drawing.
+// Layout runs in a Web Worker; the page only draws what the worker placed (a few hundred boxes at most,
+// since blocks collapse), and panning moves one transform.
+import { Box, LaidOut } from "../graphLayout";
+import {
+  describeItem, GraphFinding, Item, ModelGraph, nodeId, SearchHit, Visible, visibleGraph, WholeGraph,
+} from "../wholeGraph";
+
+const LINE_H = 16;
+const PAD = 8;
+
+export interface NodeDetails {
+  graph: string;
+  index: number;
+  path: string;
+  name: string;
+  op: string;
+  domain: string;
+  attributes: { name: string; value: string }[];
+  inputs: TensorDetails[];
+  outputs: TensorDetails[];
+  subgraphs: string[];
+}
+
+interface TensorDetails {
+  tensor: string;
+  declared: string | null;
+  derived: string | null;
+  engine: string | null;
+  stale: boolean;
+  initializer: boolean;
+}
+
+function esc(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+
+function byId<T extends Element>(id: string): T {
+  return document.getElementById(id) as unknown as T;
+}
+
+/** Makes a worker from the bundled script: a webview may not start one from its resource origin. */
+async function startWorker(url: string): Promise<Worker> {
+  const source = await (await fetch(url)).text();
+  return new Worker(URL.createObjectURL(new Blob([source], { type: "text/javascript" })));
+}
+
+export class GraphCanvas {
+  private whole: WholeGraph | undefined;
+  private visible: Visible = { items: [], clusters: [], edges: [] };
+  private laidOut: LaidOut | undefined;
+  private expanded = new Set<string>();
+  private selected: string | undefined;
+  private order: Item[] = [];
+  private view = { x: 0, y: 0, k: 1 };
+  private worker: Promise<Worker>;
+  private request = 0;
+  private pending = new Map<number, (result: { laidOut?: LaidOut; error?: string; ms?: number }) => void>();
+  private afterLayout: (() => void) | undefined;
+  readonly timings: { firstPaint?: number; layoutMs?: number; items?: number } = {};
+  private started = performance.now();
+
+  constructor(workerUrl: string, private readonly post: (message: unknown) => void) {
+    this.worker = startWorker(workerUrl);
+    void this.worker.then((worker) => {
+      worker.onmessage = (event) => {
+        const resolve = this.pending.get(event.data.id);
+        this.pending.delete(event.data.id);
+        resolve?.(event.data);
+      };
+    });
+    this.bind();
+  }
+
+  private get svg(): SVGSVGElement { return byId("graph-svg"); }
+  private get layer(): SVGGElement { return byId("graph-layer"); }
+  private get viewport(): HTMLElement { return byId("graph-viewport"); }
+
+  /** New data from the server (a model opened, or changed on disk): keep what the user expanded. */
+  async setData(model: ModelGraph, findings: GraphFinding[], started?: number): Promise<void> {
+    if (started !== undefined) {
+      this.started = started;
+    }
+    this.whole = new WholeGraph(model, findings);
+    byId<HTMLElement>("graph-status").textContent =
+      `${model.nodes.toLocaleString("en")} nodes in ${model.graphs.length} graph${model.graphs.length === 1 ? "" : "s"}`;
+    await this.relayout(this.laidOut === undefined);  // fit the first time; later (a fix, a change) keep the place
+  }
+
+  private async layout(visible: Visible): Promise<LaidOut> {
+    const worker = await this.worker;
+    const id = ++this.request;
+    const answer = await new Promise<{ laidOut?: LaidOut; error?: string; ms?: number }>((resolve) => {
+      this.pending.set(id, resolve);
+      worker.postMessage({ id, visible });
+    });
+    if (!answer.laidOut) {
+      throw new Error(answer.error ?? "layout failed");
+    }
+    this.timings.layoutMs = answer.ms;
+    return answer.laidOut;
+  }
+
+  private async relayout(fit: boolean): Promise<void> {
+    if (!this.whole) {
+      return;
+    }
+    const visible = visibleGraph(this.whole, this.expanded);
+    const busy = byId<HTMLElement>("graph-busy");
+    busy.hidden = false;
+    try {
+      const laidOut = await this.layout(visible);
+      this.visible = visible;
+      this.laidOut = laidOut;
+      this.draw();
+      if (fit) {
+        this.overview();
+      }
+      if (this.timings.firstPaint === undefined) {
+        requestAnimationFrame(() => {
+          this.timings.firstPaint = performance.now() - this.started;
+          this.timings.items = visible.items.length;
+          this.viewport.dataset.firstPaintMs = this.timings.firstPaint.toFixed(0);
+        });
+      }
+      this.afterLayout?.();
+      this.afterLayout = undefined;
+    } catch (error) {
+      byId<HTMLElement>("graph-status").textContent = `Cannot lay the graph out: ${(error as Error).message}`;
+    } finally {
+      busy.hidden = true;
+    }
+  }
+
+  // -- drawing ---------------------------------------------------------------------------------
+
+  private draw(): void {
+    const laid = this.laidOut!;
+    const parts: string[] = [];
+    for (const cluster of this.visible.clusters) {
+      const b = laid.boxes[cluster.id];
+      parts.push(`<g class="cluster" data-id="${esc(cluster.id)}"><rect x="${b.x - b.width / 2}" y="${b.y - b.height / 2}" ` +
+        `width="${b.width}" height="${b.height}" rx="6"/><text class="cluster-label" x="${b.x - b.width / 2 + 4}" ` +
+        `y="${b.y - b.height / 2 - 4}">${esc(cluster.label)}</text></g>`);  // above its frame: dagre leaves no room inside
+    }
+    this.visible.edges.forEach((edge, i) => {
+      const points = laid.edges[i].points;
+      if (points.length < 2) {
+        return;
+      }
+      const d = "M" + points.map((p) => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join("L");
+      const classes = ["edge", edge.severity ?? "", edge.severity ? "stale" : "", edge.body ? "body" : ""].filter(Boolean).join(" ");
+      const label = edge.count > 1 ? `${edge.tensor} +${edge.count - 1}` : edge.tensor;
+      parts.push(`<g class="${classes}" data-tensor="${esc(edge.tensor)}"><title>${esc(label)}</title>` +
+        `<path d="${d}" marker-end="url(#g-arrow${edge.severity ? "-" + edge.severity : ""})"/></g>`);
+    });
+    this.visible.items.forEach((item) => {
+      const b = laid.boxes[item.id];
+      const classes = ["item", item.kind, item.severity ?? "", item.expandable ? "expandable" : ""].filter(Boolean).join(" ");
+      const top = b.y - b.height / 2 + PAD / 2 + LINE_H * 0.75;
+      const text = item.lines.map((line, i) => `<text x="${b.x.toFixed(1)}" y="${(top + i * LINE_H).toFixed(1)}" ` +
+        `class="${i === 0 ? "op" : "name"}">${esc(line)}</text>`).join("");
+      parts.push(`<g class="${classes}" id="gi-${esc(item.id)}" data-id="${esc(item.id)}" role="img" ` +
+        `aria-label="${esc(describeItem(item, this.whole!))}"><rect x="${(b.x - b.width / 2).toFixed(1)}" ` +
+        `y="${(b.y - b.height / 2).toFixed(1)}" width="${b.width}" height="${b.height}" ` +
+        `rx="${item.kind === "node" || item.kind === "block" ? 4 : b.height / 2}"/>${text}</g>`);
+    });
+    this.layer.innerHTML = parts.join("");
+    // Reading order for the keyboard and the table: top to bottom, left to right.
+    this.order = [...this.visible.items].sort((a, b) => {
+      const p = laid.boxes[a.id];
+      const q = laid.boxes[b.id];
+      return p.y - q.y || p.x - q.x;
+    });
+    this.fillTable();
+    if (this.selected && !laid.boxes[this.selected]) {
+      this.selected = undefined;
+    }
+    this.markSelection();
+    this.drawMinimap();
+  }
+
+  private fillTable(): void {
+    const whole = this.whole!;
+    const rows = this.order.map((item) => {
+      let inputs = "";
+      let outputs = "";
+      if (item.kind === "node") {
+        const index = whole.indexes[item.graph];
+        const names = (ts: number[]) => ts.filter((t) => t >= 0).map((t) => index.columns.tensors[t]).join(", ");
+        inputs = names(index.inputsOf(item.node!));
+        outputs = names(index.outputsOf(item.node!));
+      }
+      return `<tr data-id="${esc(item.id)}" class="${item.severity ?? ""}" aria-selected="false">` +
+        `<td>${esc(item.kind)}</td><td><code>${esc(item.lines.join(" "))}</code></td><td>${esc(inputs)}</td>` +
+        `<td>${esc(outputs)}</td><td>${item.severity ? esc(item.severity) : ""}</td>` +
+        `<td><button class="secondary" data-graph="select" data-id="${esc(item.id)}">Select</button></td></tr>`;
+    });
+    byId<HTMLElement>("graph-table-body").innerHTML = rows.join("");
+  }
+
+  private css(name: string, fallback: string): string {
+    return getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
+  }
+
+  private drawMinimap(): void {
+    const canvas = byId<HTMLCanvasElement>("graph-minimap");
+    const laid = this.laidOut;
+    const context = canvas.getContext("2d");
+    if (!laid || !context || !laid.width || !laid.height) {
+      return;
+    }
+    const scale = Math.min(canvas.width / laid.width, canvas.height / laid.height);
+    context.clearRect(0, 0, canvas.width, canvas.height);
+    context.fillStyle = this.css("--vscode-editorWidget-background", "#888");
+    context.fillRect(0, 0, canvas.width, canvas.height);
+    const colours: Record<string, string> = {
+      error: this.css("--vscode-editorError-foreground", "red"),
+      warning: this.css("--vscode-editorWarning-foreground", "orange"),
+      info: this.css("--vscode-editorInfo-foreground", "blue"),
+    };
+    const plain = this.css("--vscode-descriptionForeground", "#888");
+    for (const item of this.visible.items) {
+      const b = laid.boxes[item.id];
+      context.fillStyle = item.severity ? colours[item.severity] : plain;
+      context.fillRect((b.x - b.width / 2) * scale, (b.y - b.height / 2) * scale,
+        Math.max(1, b.width * scale), Math.max(1, b.height * scale));
+    }
+    // The part of the drawing the viewport shows.
+    const rect = this.svg.getBoundingClientRect();
+    context.strokeStyle = this.css("--vscode-focusBorder", "#07f");
+    context.lineWidth = 2;
+    context.strokeRect(-this.view.x / this.view.k * scale, -this.view.y / this.view.k * scale,
+      rect.width / this.view.k * scale, rect.height / this.view.k * scale);
+    canvas.dataset.scale = String(scale);
+  }
+
+  // -- pan and zoom --------------------------------------------------------------------------------
+
+  private apply(): void {
+    this.layer.setAttribute("transform", `translate(${this.view.x.toFixed(1)},${this.view.y.toFixed(1)}) scale(${this.view.k.toFixed(4)})`);
+    // Level of detail: far out, the labels go and boxes stay.
+    this.svg.classList.toggle("far", this.view.k < 0.45);
+    this.drawMinimap();
+  }
+
+  fit(): void {
+    const laid = this.laidOut;
+    if (!laid) {
+      return;
+    }
+    const rect = this.svg.getBoundingClientRect();
+    const k = Math.min(2, Math.max(0.02, Math.min(rect.width / (laid.width || 1), rect.height / (laid.height || 1))));
+    this.view = { k, x: (rect.width - laid.width * k) / 2, y: (rect.height - laid.height * k) / 2 };
+    this.apply();
+  }
+
+  /** The first view: all of it when its labels can be read so, else its top at a readable size. */
+  private overview(): void {
+    this.fit();
+    const laid = this.laidOut!;
+    if (this.view.k < 0.45) {
+      const rect = this.svg.getBoundingClientRect();
+      const k = Math.max(0.45, Math.min(1, rect.width / (laid.width || 1)));
+      this.view = { k, x: (rect.width - laid.width * k) / 2, y: 8 };
+      this.apply();
+    }
+  }
+
+  zoom(factor: number, at?: { x: number; y: number }): void {
+    const rect = this.svg.getBoundingClientRect();
+    const point = at ?? { x: rect.width / 2, y: rect.height / 2 };
+    const k = Math.min(4, Math.max(0.02, this.view.k * factor));
+    this.view.x = point.x - (point.x - this.view.x) * (k / this.view.k);
+    this.view.y = point.y - (point.y - this.view.y) * (k / this.view.k);
+    this.view.k = k;
+    this.apply();
+  }
+
+  panBy(dx: number, dy: number): void {
+    this.view.x += dx;
+    this.view.y += dy;
+    this.apply();
+  }
+
+  private centre(box: Box): void {
+    const rect = this.svg.getBoundingClientRect();
+    if (this.view.k < 0.6) {
+      this.view.k = 1;
+    }
+    this.view.x = rect.width / 2 - box.x * this.view.k;
+    this.view.y = rect.height / 2 - box.y * this.view.k;
+    this.apply();
+  }
+
+  // -- selection ------------------------------------------------------------------------------------
+
+  private markSelection(): void {
+    for (const element of this.layer.querySelectorAll(".item.selected")) {
+      element.classList.remove("selected");
+    }
+    for (const row of document.querySelectorAll("#graph-table-body tr[aria-selected='true']")) {
+      row.setAttribute("aria-selected", "false");
+    }
+    if (!this.selected) {
+      this.viewport.removeAttribute("aria-activedescendant");
+      return;
+    }
+    document.getElementById(`gi-${this.selected}`)?.classList.add("selected");
+    this.viewport.setAttribute("aria-activedescendant", `gi-${this.selected}`);
+    const row = document.querySelector(`#graph-table-body tr[data-id="${CSS.escape(this.selected)}"]`);
+    row?.setAttribute("aria-selected", "true");
+  }
+
+  select(id: string, options: { centre?: boolean; announce?: boolean } = {}): void {
+    const item = this.visible.items.find((i) => i.id === id);
+    if (!item || !this.laidOut) {
+      return;
+    }
+    this.selected = id;
+    this.markSelection();
+    if (options.centre) {
+      this.centre(this.laidOut.boxes[id]);
+    }
+    const words = describeItem(item, this.whole!);
+    byId<HTMLElement>("graph-announce").textContent = `Selected ${words}`;
+    const details = byId<HTMLElement>("graph-details");
+    if (item.kind === "node") {
+      details.innerHTML = `<p class="busy">Loading ${esc(item.lines.join(" "))}…</p>`;
+      this.post({ type: "nodeDetails", graph: this.whole!.model.graphs[item.graph].path, index: item.node });
+    } else if (item.kind === "block") {
+      details.innerHTML = `<h3>${esc(item.lines[0])}</h3><p>${esc(item.lines.slice(1).join("; "))}</p>` +
+        `<button data-graph="expand" data-id="${esc(item.id)}">Expand this block</button>`;
+    } else {
+      details.innerHTML = `<h3>graph ${esc(item.kind)} <code>${esc(item.lines[1])}</code></h3>`;
+    }
+  }
+
+  showDetails(details: NodeDetails | { error: string }): void {
+    const pane = byId<HTMLElement>("graph-details");
+    const item = this.visible.items.find((i) => i.id === this.selected);
+    if (!("error" in details) && (item?.kind !== "node" || this.whole?.model.graphs[item.graph].path !== details.graph ||
+        item.node !== details.index)) {
+      return;  // the answer for a node the user has since moved away from
+    }
+    if ("error" in details) {
+      pane.innerHTML = `<p class="failure">${esc(details.error)}</p>`;
+      return;
+    }
+    const op = details.domain ? `${details.domain}.${details.op}` : details.op;
+    const tensors = (title: string, rows: TensorDetails[]) => rows.length === 0 ? "" :
+      `<h4>${title}</h4><table class="node-tensors"><thead><tr><th>tensor</th><th>declared</th><th>derived</th></tr></thead><tbody>` +
+      rows.map((t) => `<tr class="${t.stale ? "stale" : ""}"><td><code>${esc(t.tensor)}</code>${t.initializer ? " <span class=\"engine\">(weight)</span>" : ""}</td>` +
+        `<td class="declared">${esc(t.declared ?? "—")}</td><td>${esc(t.derived ?? "unknown")}` +
+        `${t.engine ? ` <span class="engine">(${esc(t.engine)})</span>` : ""}</td></tr>`).join("") + `</tbody></table>`;
+    const attributes = details.attributes.length === 0 ? "" : `<h4>Attributes</h4><dl class="facts">` +
+      details.attributes.map((a) => `<dt>${esc(a.name)}</dt><dd><code>${esc(a.value)}</code></dd>`).join("") + `</dl>`;
+    const bodies = details.subgraphs.map((path) => {
+      const graph = this.whole?.byPath.get(path);
+      const open = graph !== undefined && this.expanded.has(`${graph}:body`);
+      return graph === undefined ? "" : `<button class="secondary" data-graph="${open ? "collapseBody" : "expandBody"}" ` +
+        `data-body="${graph}">${open ? "Collapse" : "Expand"} ${esc(path.split("/").pop() ?? "body")} in place</button>`;
+    }).join(" ");
+    pane.innerHTML = `<h3><code>${esc(op)}</code> ${esc(details.name)}</h3><p class="where"><code>${esc(details.path)}</code></p>` +
+      `${bodies ? `<p class="actions">${bodies}</p>` : ""}${attributes}${tensors("Inputs", details.inputs)}${tensors("Outputs", details.outputs)}`;
+  }
+
+  /** Draw a node (expanding what holds it), select it and bring it into view. */
+  async revealNode(graph: number, node: number): Promise<void> {
+    if (!this.whole) {
+      return;
+    }
+    const keys = this.whole.pathTo(graph, node);
+    const missing = keys.filter((k) => !this.expanded.has(k));
+    const id = nodeId(graph, node);
+    if (missing.length) {
+      missing.forEach((k) => this.expanded.add(k));
+      await this.relayout(false);
+    }
+    this.select(id, { centre: true });
+    this.viewport.focus();
+  }
+
+  /** "Show in graph" for a finding: its node, or its graph input or output. */
+  async revealFinding(finding: GraphFinding): Promise<boolean> {
+    const where = this.whole?.locate(finding);
+    if (!where) {
+      return false;
+    }
+    if (where.node !== undefined) {
+      await this.revealNode(where.graph, where.node);
+      return true;
+    }
+    const terminal = this.visible.items.find((i) => i.graph === where.graph &&
+      (i.id === `${where.graph}:out${where.tensor}` || i.id === `${where.graph}:in${where.tensor}`));
+    if (terminal) {
+      this.select(terminal.id, { centre: true });
+      this.viewport.focus();
+      return true;
+    }
+    return false;
+  }
+
+  private async toggle(key: string, open: boolean): Promise<void> {
+    if (open) {
+      this.expanded.add(key);
+    } else {
+      const graph = key.split(":")[0];  // a body, and everything expanded inside it
+      for (const k of [...this.expanded]) {
+        if (k === key || k.startsWith(`${graph}:`)) {
+          this.expanded.delete(k);
+        }
+      }
+    }
+    await this.relayout(false);
+  }
+
+  // -- events -------------------------------------------------------------------------------------
+
+  private search(query: string): void {
+    const list = byId<HTMLElement>("graph-hits");
+    const hits: SearchHit[] = this.whole?.search(query) ?? [];
+    list.hidden = query.trim() === "";
+    list.innerHTML = hits.length === 0 ? `<li role="option" aria-disabled="true">No node or tensor matches</li>` :
+      hits.map((hit, i) => `<li role="option" id="graph-hit-${i}" tabindex="-1" data-graph="hit" data-g="${hit.graph}" ` +
+        `data-node="${hit.node}">${esc(hit.text)}</li>`).join("");
+    byId<HTMLElement>("graph-announce").textContent =
+      `${hits.length === 50 ? "50 or more" : hits.length} match${hits.length === 1 ? "" : "es"}`;
+  }
+
+  private bind(): void {
+    document.addEventListener("click", (event) => {
+      const target = (event.target as Element | null)?.closest<HTMLElement>("[data-graph]");
+      if (!target) {
+        const item = (event.target as Element | null)?.closest<SVGGElement>("#graph-layer .item");
+        if (item?.dataset.id) {
+          this.select(item.dataset.id);
+          if (event.detail === 2) {
+            void this.activate(item.dataset.id);
+          }
+        }
+        return;
+      }
+      void this.command(target);
+    });
+    const input = byId<HTMLInputElement>("graph-search");
+    let typing: number | undefined;
+    input.addEventListener("input", () => {
+      clearTimeout(typing);
+      typing = window.setTimeout(() => this.search(input.value), 120);
+    });
+    input.addEventListener("keydown", (event) => {
+      const first = document.querySelector<HTMLElement>("#graph-hits [data-graph='hit']");
+      if (event.key === "ArrowDown" && first) {
+        first.focus();
+        event.preventDefault();
+      } else if (event.key === "Enter" && first) {
+        void this.command(first);
+        event.preventDefault();
+      }
+    });
+    byId<HTMLElement>("graph-hits").addEventListener("keydown", (event) => {
+      const current = document.activeElement as HTMLElement | null;
+      if (event.key === "Enter" && current?.dataset.graph === "hit") {
+        void this.command(current);
+      } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+        const next = (event.key === "ArrowDown" ? current?.nextElementSibling : current?.previousElementSibling) as HTMLElement | null;
+        (next ?? input).focus();
+      } else if (event.key === "Escape") {
+        input.focus();
+      } else {
+        return;
+      }
+      event.preventDefault();
+    });
+    const viewport = this.viewport;
+    viewport.addEventListener("wheel", (event) => {
+      event.preventDefault();
+      const rect = this.svg.getBoundingClientRect();
+      this.zoom(event.deltaY < 0 ? 1.15 : 1 / 1.15, { x: event.clientX - rect.left, y: event.clientY - rect.top });
+    }, { passive: false });
+    let drag: { x: number; y: number } | undefined;
+    this.svg.addEventListener("pointerdown", (event) => {
+      drag = { x: event.clientX, y: event.clientY };
+      try {
+        this.svg.setPointerCapture(event.pointerId);
+      } catch {
+        // a pointer the browser does not track (a synthetic one): dragging works without capture
+      }
+    });
+    this.svg.addEventListener("pointermove", (event) => {
+      if (drag) {
+        this.panBy(event.clientX - drag.x, event.clientY - drag.y);
+        drag = { x: event.clientX, y: event.clientY };
+      }
+    });
+    this.svg.addEventListener("pointerup", () => { drag = undefined; });
+    const minimap = byId<HTMLCanvasElement>("graph-minimap");
+    minimap.addEventListener("pointerdown", (event) => {
+      const scale = Number(minimap.dataset.scale || 1);
+      const rect = minimap.getBoundingClientRect();
+      const x = (event.clientX - rect.left) * (minimap.width / rect.width) / scale;
+      const y = (event.clientY - rect.top) * (minimap.height / rect.height) / scale;
+      this.centre({ x, y, width: 0, height: 0 });
+      event.stopPropagation();
+    });
+    viewport.addEventListener("keydown", (event) => this.key(event));
+    new ResizeObserver(() => this.drawMinimap()).observe(viewport);
+  }
+
+  private async activate(id: string): Promise<void> {
+    const item = this.visible.items.find((i) => i.id === id);
+    if (item?.kind === "node" && item.expandable) {  // If/Loop/Scan: its bodies open (or close) in place
+      const bodies = this.whole!.indexes[item.graph].bodies.get(item.node!) ?? [];
+      const open = bodies.some((b) => this.expanded.has(`${b}:body`));
+      for (const body of bodies) {
+        await this.toggle(`${body}:body`, !open);
+      }
+      this.select(id, { centre: true });
+      return;
+    }
+    if (item?.kind === "block") {
+      await this.toggle(id, true);
+      const first = nodeId(item.graph, item.block!.first);
+      this.select(this.visible.items.some((i) => i.id === first) ? first : id, { centre: true });
+    }
+  }
+
+  private key(event: KeyboardEvent): void {
+    const at = this.order.findIndex((i) => i.id === this.selected);
+    const move = (to: number) => {
+      const item = this.order[Math.max(0, Math.min(this.order.length - 1, to))];
+      if (item) {
+        this.select(item.id, { centre: true });
+      }
+    };
+    switch (event.key) {
+      case "ArrowDown": case "ArrowRight": move(at + 1); break;
+      case "ArrowUp": case "ArrowLeft": move(at < 0 ? 0 : at - 1); break;
+      case "Home": move(0); break;
+      case "End": move(this.order.length - 1); break;
+      case "Enter": case " ": if (this.selected) { void this.activate(this.selected); } break;
+      case "+": case "=": this.zoom(1.25); break;
+      case "-": case "_": this.zoom(0.8); break;
+      case "0": this.fit(); break;
+      default: return;
+    }
+    event.preventDefault();
+  }
+
+  private async command(target: HTMLElement): Promise<void> {
+    switch (target.dataset.graph) {
+      case "zoomIn": this.zoom(1.25); break;
+      case "zoomOut": this.zoom(0.8); break;
+      case "fit": this.fit(); break;
+      case "collapse": this.expanded.clear(); await this.relayout(true); break;
+      case "select": this.select(target.dataset.id!, { centre: true }); this.viewport.focus(); break;
+      case "expand": await this.activate(target.dataset.id!); break;
+      case "hit":
+        byId<HTMLElement>("graph-hits").hidden = true;
+        await this.revealNode(Number(target.dataset.g), Number(target.dataset.node));
+        break;
+      case "expandBody": case "collapseBody": {
+        const selected = this.selected;
+        await this.toggle(`${target.dataset.body}:body`, target.dataset.graph === "expandBody");
+        if (selected) {
+          this.select(selected);
+        }
+        break;
+      }
+    }
+  }
+}
