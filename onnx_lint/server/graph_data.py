@@ -14,7 +14,7 @@ import onnx
 
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.neighbourhood import _Labeller
-from onnx_lint.model.graphs import GraphScope, subgraph_attributes
+from onnx_lint.model.graphs import ONNX_DOMAINS, GraphScope, subgraph_attributes
 
 MAX_LIST = 8  # attribute list items shown before "…"
 MAX_TEXT = 80  # characters of a string attribute shown
@@ -59,7 +59,7 @@ def graph_structure(scope: GraphScope) -> dict[str, Any]:
         outputs_end.append(len(outputs))
         start = stop_out
     ops: dict[str, int] = {}
-    node_op = [ops.setdefault(_text(op) if domain in ("", "ai.onnx") else f"{_text(domain)}.{_text(op)}", len(ops))
+    node_op = [ops.setdefault(_text(op) if domain in ONNX_DOMAINS else f"{_text(domain)}.{_text(op)}", len(ops))
                for op, domain in zip(texts[0::3], texts[1::3])]
     subgraphs = [[i, segment, f"{scope.path}/node[{i}]/{segment}"]
                  for i in scope.special() for segment, _g in subgraph_attributes(graph.node[i])]
