@@ -812,3 +812,53 @@ def test_the_written_model_carries_nothing_check_would_fix(tmp_path, name):
     check = run_process("check", str(out), "--no-cache", "--output-format", "json", cwd=tmp_path)
     found = json.loads(check.out)
     assert check.code == 0 and all(d["severity"] == "info" and d["fix"] is None for d in found), found
+
+
+def error_per_mac_model(path):
+    """A 64x64 MatMul whose INT8 input is crushed by an outlier column (a large local error, diluted in its
+    output by a level of 50) beside a 16x4 MatMul with a milder outlier (less error, but undiluted): the
+    plain-error order moves the large layer first, the error-per-MAC order the small one."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    rng = np.random.default_rng(0)
+
+    def weight(name, shape):
+        value = (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
+        value[0, :] = 0.0  # the outlier column carries no signal
+        return onnx.numpy_helper.from_array(value, name)
+
+    inits = [weight("Wbig", (64, 64)), weight("Wsmall", (16, 4)),
+             onnx.numpy_helper.from_array(np.full(64, 50, np.float32), "level")]
+    nodes = [h.make_node("MatMul", ["XA", "Wbig"], ["a"], name="mm_big"),
+             h.make_node("Add", ["a", "level"], ["YA"], name="on_level"),
+             h.make_node("MatMul", ["XB", "Wsmall"], ["YB"], name="mm_small")]
+    graph = h.make_graph(nodes, "per_mac", [h.make_tensor_value_info("XA", T.FLOAT, ["n", 64]),
+                                            h.make_tensor_value_info("XB", T.FLOAT, ["n", 16])],
+                         [h.make_tensor_value_info("YA", T.FLOAT, ["n", 64]),
+                          h.make_tensor_value_info("YB", T.FLOAT, ["n", 4])], inits)
+    return _save(graph, path)
+
+
+def test_fallback_moves_the_node_with_most_error_per_mac_first_and_states_the_coverage_kept(tmp_path):
+    source = error_per_mac_model(tmp_path / "m.onnx")
+    rng = np.random.default_rng(1)
+    xa, xb = rng.standard_normal((16, 64)).astype(np.float32), rng.standard_normal((16, 16)).astype(np.float32)
+    xa[:, 0], xb[:, 0] = 40.0, 30.0
+    np.savez(tmp_path / "c.npz", XA=xa, XB=xb)
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "--calibration-data",
+                      str(tmp_path / "c.npz"), "--calibration-method", "minmax", "--int8-small-layers",
+                      "--int8-output-layers", "--min-cosine", "0.9999", "--report", str(tmp_path / "r.json"),
+                      cwd=tmp_path)
+    assert run.code == 0, run.err
+    report = json.loads((tmp_path / "r.json").read_text())
+    fallback = report["fallback"]
+    big, small = (next(o for o in fallback["order"] if o["node"] == n) for n in ("mm_big", "mm_small"))
+    assert big["added_error"] > small["added_error"]  # by error alone mm_big would move first ...
+    assert (big["macs_lost"], small["macs_lost"]) == (64 * 64, 16 * 4)
+    [step] = fallback["steps"]  # ... by error per MAC mm_small does, and that alone meets the target
+    assert step["moved_to_fp16"] == ["mm_small"] and fallback["met"]
+    assert fallback["int8_mac_share_kept"] == pytest.approx(4096 / (4096 + 64))
+    assert report["coverage"]["int8_mac_share"] == pytest.approx(fallback["int8_mac_share_kept"])
+    assert "INT8 coverage 98.5%" in run.err  # the progress line of the step
+    assert "kept 98.5% of the multiply-accumulates in INT8 (first pass 100.0%)" in run.out

@@ -30,10 +30,10 @@ from onnx_lint.model_io import StagedWrite, read_model
 from onnx_lint.progress import Cancelled, Progress
 from onnx_lint.quantization.build import Build, BuildError, BuildSettings, build, save
 from onnx_lint.quantization.calibration import Sample, input_specs
-from onnx_lint.quantization.coverage import int8_coverage
+from onnx_lint.quantization.coverage import int8_coverage, node_macs
 from onnx_lint.quantization.placement import HEAD_OPS, inferred_shapes, no_int8_gain, output_layers
 from onnx_lint.quantization.ranges import calibrate
-from onnx_lint.quantization.sensitivity import rank_nodes, unit_of
+from onnx_lint.quantization.sensitivity import order_by_error_per_mac, rank_nodes, unit_of
 from onnx_lint.quantization.validation import (
     OutputAgreement,
     RuntimeFailure,
@@ -324,7 +324,8 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
         if options.min_cosine is not None and _worst(outputs) < options.min_cosine:
             if not _ceiling_below_target(builder, model, op_types, first_excluded, outputs, options, report,
                                          progress):
-                best, outputs = _fallback(builder, caches, best, outputs, options, report, progress)
+                best, outputs = _fallback(builder, caches, best, outputs, options, report, progress, shapes,
+                                          _sample_shapes(samples))
         report.outputs = outputs
         report.coverage = int8_coverage(model, best.model, _sample_shapes(samples), report.kept_in_float, shapes)
         broken = [o for o in outputs if not o.finite]
@@ -481,21 +482,28 @@ def _scale_warnings(outputs: list[OutputAgreement]) -> list[str]:
 
 
 def _fallback(builder: _Builder, caches: dict[str, Path], first: Build, outputs: list[OutputAgreement],
-              options: QuantizeOptions, report: QuantizeReport,
-              progress: Progress) -> tuple[Build, list[OutputAgreement]]:
-    """Move the most damaging INT8 nodes to FP16, a growing group at a time, until the target is met.
+              options: QuantizeOptions, report: QuantizeReport, progress: Progress,
+              shapes: dict[str, list[int]], sample_shapes: dict[str, tuple[int, ...]]
+              ) -> tuple[Build, list[OutputAgreement]]:
+    """Move INT8 nodes to FP16, a growing group at a time, until the target is met.
 
-    Nodes are ranked once (one pair of runs with every activation exposed); groups
-    double (1, 2, 4, ... nodes) so that the number of builds grows with the log of
-    the node count; the time budget is checked before each build. With ``auto``
-    each step builds with both ranges: once an outlier's nodes are out of INT8,
-    MinMax may beat the entropy ranges that won the first pass.
+    Nodes are ranked once (one pair of runs with every activation exposed) by the
+    error each adds over the multiply-accumulates it takes out of INT8, so each step
+    buys the most accuracy for the least INT8 lost; groups double (1, 2, 4, ...
+    nodes) so that the number of builds grows with the log of the node count; the
+    time budget is checked before each build, and each step states the INT8 share
+    of the MACs it keeps. With ``auto`` each step builds with both ranges: once an
+    outlier's nodes are out of INT8, MinMax may beat the entropy ranges that won
+    the first pass.
     """
     target = options.min_cosine or 0.0
     deadline = time.monotonic() + options.fallback_seconds
-    progress.stage(f"Cosine {_worst(outputs):.6f} < target {target}: ranking INT8 nodes by the error they add", 1)
+    progress.stage(f"Cosine {_worst(outputs):.6f} < target {target}: ranking INT8 nodes by the error they add per MAC",
+                   1)
     try:
         ranked = rank_nodes(builder.fp32_model, first.model, first.int8_nodes(), builder.checked, builder.work)
+        lost = _macs_lost(builder, first, ranked, shapes)
+        ranked = order_by_error_per_mac(ranked, lost)
     except RuntimeFailure as exc:
         report.fallback = {**(report.fallback or {}), "target": target, "met": False, "steps": [],
                            "stopped": f"ranking failed: {exc}"}
@@ -503,8 +511,12 @@ def _fallback(builder: _Builder, caches: dict[str, Path], first: Build, outputs:
     progress.advance()
     steps: list[dict] = []
     report.fallback = {**(report.fallback or {}), "target": target, "start_cosine": _worst(outputs),
-                       "ranked": len(ranked), "steps": steps, "met": False}
+                       "ranked": len(ranked), "steps": steps, "met": False,
+                       "order": [{"node": name, "added_error": _json_float(error), "macs_lost": lost.get(name, 0)}
+                                 for name, error in ranked]}
     best, best_outputs = first, outputs
+    best_share = int8_coverage(builder.fp32_model, first.model, sample_shapes, [], shapes)["int8_mac_share"]
+    report.fallback["start_int8_mac_share"] = best_share
     excluded = set(first.excluded)
     position, group = 0, 1
     total_groups = max(1, math.ceil(math.log2(len(ranked) + 1)))
@@ -526,24 +538,46 @@ def _fallback(builder: _Builder, caches: dict[str, Path], first: Build, outputs:
         excluded.update(moved)
         method, candidate, candidate_outputs, _ = _best_calibration(builder, caches, frozenset(excluded), report)
         before = _worst(best_outputs)
+        share = int8_coverage(builder.fp32_model, candidate.model, sample_shapes, [], shapes)["int8_mac_share"]
         steps.append({"moved_to_fp16": moved, "cosine_before": before, "cosine_after": _worst(candidate_outputs),
-                      "int8_nodes_left": len(candidate.int8_nodes())})
+                      "int8_nodes_left": len(candidate.int8_nodes()), "int8_mac_share": share})
         if len(caches) > 1:
             steps[-1]["calibration"] = method
         progress.note(f"kept {len(moved)} node(s) in FP16 ({', '.join(moved[:3])}{', ...' if len(moved) > 3 else ''})"
-                      f": cosine {before:.6f} -> {_worst(candidate_outputs):.6f}")
+                      f": cosine {before:.6f} -> {_worst(candidate_outputs):.6f}, INT8 coverage {share:.1%}")
         progress.advance()
         if _worst(candidate_outputs) >= _worst(best_outputs):
             best, best_outputs = candidate, candidate_outputs
+            best_share = share
             if len(caches) > 1:
                 report.calibration["chosen"] = method
         if _worst(best_outputs) >= target:
             report.fallback["met"] = True
             break
     report.fallback["end_cosine"] = _worst(best_outputs)
+    report.fallback["int8_mac_share_kept"] = best_share
     report.kept_in_float.append({"reason": f"accuracy: --min-cosine {target}",
                                  "nodes": sorted(set(best.excluded) - set(first.excluded))})
     return best, best_outputs
+
+
+def _json_float(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _macs_lost(builder: _Builder, first: Build, ranked: list[tuple[str, float]],
+               shapes: dict[str, list[int]]) -> dict[str, int]:
+    """The multiply-accumulates that leave INT8 when each ranked node goes to FP16 (with --output-qdq, the
+    INT8 nodes of its unit, which leave together)."""
+    nodes = {n.name: n for n in builder.fp32_model.graph.node if n.name}
+    weights = {i.name: tuple(i.dims) for i in builder.fp32_model.graph.initializer}
+    int8 = set(first.int8_nodes())
+    lost = {}
+    for name, _ in ranked:
+        unit = unit_of(builder.fp32_model, name) if builder.settings.output_qdq else [name]
+        lost[name] = sum(node_macs(nodes[n], shapes, weights) or 0 for n in unit
+                         if n in int8 and n in nodes and nodes[n].op_type in HEAD_OPS)
+    return lost
 
 
 def _not_runnable(source: Path, exc: Exception, diagnostics: list[Diagnostic]) -> QuantizeError:

@@ -40,13 +40,17 @@ def format_fallback(report: QuantizeReport) -> list[str]:
         return [f"  accuracy target: cosine >= {fb['target']} NOT met: {fb['stopped']}"]
     verdict = "met" if fb.get("met") else "NOT met" + (f" ({fb['stopped']})" if fb.get("stopped") else "")
     lines = [f"  accuracy target: cosine >= {fb['target']} {verdict}; first pass {fb.get('start_cosine', 0):.6f}, "
-             f"{fb.get('ranked', 0)} INT8 nodes ranked by the error they add"]
+             f"{fb.get('ranked', 0)} INT8 nodes ranked by the error they add per multiply-accumulate"]
     for k, step in enumerate(fb.get("steps", []), 1):
         moved = step["moved_to_fp16"]
         names = safe_text(", ".join(moved[:4])) + (f", ... ({len(moved)} nodes)" if len(moved) > 4 else "")
         ranges = f", {step['calibration']} ranges" if step.get("calibration") else ""
+        share = f", INT8 coverage {step['int8_mac_share']:.1%}" if "int8_mac_share" in step else ""
         lines.append(f"    step {k}: kept in FP16 {names}: cosine {step['cosine_before']:.6f} -> "
-                     f"{step['cosine_after']:.6f} ({step['int8_nodes_left']} INT8 nodes left{ranges})")
+                     f"{step['cosine_after']:.6f} ({step['int8_nodes_left']} INT8 nodes left{share}{ranges})")
+    if "int8_mac_share_kept" in fb:
+        lines.append(f"    kept {fb['int8_mac_share_kept']:.1%} of the multiply-accumulates in INT8 "
+                     f"(first pass {fb.get('start_int8_mac_share', 0):.1%})")
     return lines
 
 
