@@ -521,6 +521,30 @@ def test_entropy_search_agrees_with_onnxruntime():
         assert entropy_threshold(histogram, 128) == collector.get_entropy_threshold(histogram, 128)
 
 
+
+def test_histograms_per_sample_equal_onnxruntime_histogram_of_the_stack():
+    """The calibration's histograms, collected per sample without ORT's stacking copies, are ORT's own: the
+    same counts, edges, min, max and threshold, inf/nan guarded the same way; so the ranges are the same."""
+    from onnxruntime.quantization.calibrate import HistogramCollector
+
+    from onnx_lint.quantization.entropy import _finite, fast_entropy
+
+    rng = np.random.default_rng(0)
+    samples = {"wide": [rng.standard_cauchy((2, 8, 16)).astype(np.float32) for _ in range(5)],
+               "narrow": [rng.standard_normal((1, 300)).astype(np.float32) * 0.01 for _ in range(3)],
+               "zero": [np.zeros((4, 4), np.float32)] * 2,
+               "broken": [np.array([1.0, np.inf, -2.0, np.nan], np.float32), np.array([0.5] * 4, np.float32)]}
+    ort_collector = HistogramCollector("entropy", False, 512, 128, 99.999, "same")
+    ort_collector.collect_value({name: np.asarray(arrays) for name, arrays in _finite(samples).items()})
+    ours = HistogramCollector("entropy", False, 512, 128, 99.999, "same")
+    with fast_entropy():
+        ours.collect(samples)
+    for name, expected in ort_collector.histogram_dict.items():
+        got = ours.histogram_dict[name]
+        assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1]), name
+        assert [float(v) for v in got[2:]] == [float(v) for v in expected[2:]], name
+        assert got[1].dtype == expected[1].dtype and got[0].dtype == expected[0].dtype
+
 def test_tiny_outputs_show_their_scale_and_relative_error(tmp_path):
     """FP32 outputs near 1e-9 vanish in FP16; cosine alone would read 1.000000 - the report shows why not."""
     from onnx import TensorProto as T

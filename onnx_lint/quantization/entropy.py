@@ -14,7 +14,8 @@ histograms.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -69,14 +70,60 @@ def _finite(name_to_arr: dict) -> dict:
     return cleaned
 
 
+def _finite_array(value: np.ndarray) -> np.ndarray:
+    """``value``, or (inf/nan in it) a copy clamped to FP16's range as ``_finite`` does; min and max propagate
+    nan and show inf, so a finite array costs two reductions and no temporary."""
+    if value.dtype.kind != "f" or value.size == 0 or (np.isfinite(value.min()) and np.isfinite(value.max())):
+        return value
+    limit = float(np.finfo(np.float16).max)
+    return np.nan_to_num(value, nan=0.0, posinf=limit, neginf=-limit)
+
+
+def collect_value(collector, name_to_arr: dict, merge: Callable[[object, dict], None]) -> None:  # noqa: ANN001
+    """ORT's ``HistogramCollector.collect_value`` for one call with every sample, without its copies.
+
+    ORT stacks each tensor's per-sample arrays and flattens the stack (two copies of every activation of
+    every sample) before one ``np.histogram``. Histogram counts over the same range and bins add up over any
+    split of the data, and min/max are exact, so a histogram per sample, summed, gives the same counts, edges,
+    min, max and threshold. A tensor seen before, or mixed dtypes, go through ORT's own code (``merge``).
+    """
+    for tensor, values in name_to_arr.items():
+        arrays = [_finite_array(np.asarray(v)) for v in (values if isinstance(values, list) else [values])]
+        if tensor in collector.histogram_dict or len({a.dtype for a in arrays}) != 1:
+            merge(collector, {tensor: np.asarray(arrays)})
+            continue
+        dtype = arrays[0].dtype
+        filled = [a for a in arrays if a.size]
+        if filled:
+            min_value = min((a.min() for a in filled), key=float)
+            max_value = max((a.max() for a in filled), key=float)
+        else:
+            min_value, max_value = np.array(0, dtype=dtype), np.array(0, dtype=dtype)
+        threshold = np.array(max(abs(min_value), abs(max_value)), dtype=dtype)
+        span: Any = (-threshold, threshold)  # 0-d arrays of the data's dtype, as ORT passes them
+        hist, edges = np.histogram(np.empty(0, dtype), collector.num_bins, range=span)
+        for a in filled:
+            hist += np.histogram(a.ravel(), collector.num_bins, range=span)[0]
+        collector.histogram_dict[tensor] = (hist, edges, min_value, max_value, threshold)
+
+
 @contextlib.contextmanager
 def fast_entropy() -> Iterator[None]:
-    """ORT's histogram calibrators use ``entropy_threshold`` and see only finite values, for the duration."""
+    """ORT's histogram calibrators use ``entropy_threshold`` and ``collect_value`` and see only finite values,
+    for the duration."""
     from onnxruntime.quantization.calibrate import HistogramCollector
 
-    search, collect = HistogramCollector.get_entropy_threshold, HistogramCollector.collect
+    search, collect, value = (HistogramCollector.get_entropy_threshold, HistogramCollector.collect,
+                              HistogramCollector.collect_value)
+
+    def collect_finite(self, name_to_arr: dict) -> None:  # noqa: ANN001 - ORT's collector
+        if self.method in ("entropy", "distribution"):  # collect_value's path; it guards inf/nan itself
+            collect_value(self, name_to_arr, value)
+        else:
+            collect(self, _finite(name_to_arr))
+
     HistogramCollector.get_entropy_threshold = lambda self, histogram, bins: entropy_threshold(histogram, bins)
-    HistogramCollector.collect = lambda self, name_to_arr: collect(self, _finite(name_to_arr))
+    HistogramCollector.collect = collect_finite
     try:
         yield
     finally:

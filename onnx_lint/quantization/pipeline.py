@@ -291,22 +291,26 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
         excluded = set(options.exclude_nodes)
         int8 = any(n.op_type in op_types and n.name not in excluded for n in model.graph.node)
         caches: dict[str, Path] = {options.calibration_method: work / "unused.json"}
+        checked = samples[: options.validation_samples] if options.validation_samples > 0 else samples
+        reference = None
         if int8:
             progress.stage(f"Calibrating on {len(samples)} samples ({options.calibration_method})", len(samples))
             try:
-                caches = calibrate(fp32, samples, options.calibration_method, op_types, work, progress, external)
+                # the calibration run keeps the FP32 outputs of the validation samples: no second FP32 pass
+                caches, reference = calibrate(fp32, samples, options.calibration_method, op_types, work, progress,
+                                              external, [o.name for o in model.graph.output], len(checked))
             except Cancelled:
                 raise
             except Exception as exc:
                 raise _not_runnable(source, exc, diagnostics) from None
             report.calibration["tensors"] = _tensor_count(next(iter(caches.values())))
         progress.check()
-        checked = samples[: options.validation_samples] if options.validation_samples > 0 else samples
         report.calibration["validation_samples"] = len(checked)
-        try:
-            reference = run_in_process(fp32, checked)  # as safe as calibration, which just ran it here
-        except RuntimeFailure as exc:
-            raise _not_runnable(source, exc, diagnostics) from None
+        if reference is None:
+            try:
+                reference = run_in_process(fp32, checked)  # as safe as calibration, which just ran it here
+            except RuntimeFailure as exc:
+                raise _not_runnable(source, exc, diagnostics) from None
         shapes = inferred_shapes(model, _sample_shapes(samples))  # placement and the coverage report share them
         first_excluded = frozenset(excluded) | _kept_fp16(model, op_types, excluded, samples, shapes, options,
                                                           report)

@@ -75,14 +75,41 @@ def _reader(samples: list[Sample], progress: Progress):  # noqa: ANN202 - ORT's 
 AUTO_METHODS = ("minmax", "entropy")  # what ``auto`` tries; on a tie the first (cheaper to explain) wins
 
 
+class _Recording:
+    """The calibration session, keeping the graph outputs of the first ``count`` samples: the FP32
+    reference that validation compares with, without running the FP32 model a second time."""
+
+    def __init__(self, session, outputs: list[str], count: int) -> None:  # noqa: ANN001 - ORT's session
+        self._session, self._outputs, self._count = session, outputs, count
+        self.recorded: dict[str, list[np.ndarray]] = {name: [] for name in outputs}
+        self.runs = 0
+
+    def run(self, names, feed, *args, **kwargs):  # noqa: ANN001, ANN201 - ORT's interface
+        results = self._session.run(names, feed, *args, **kwargs)
+        if names is None and self.runs < self._count:
+            produced = [o.name for o in self._session.get_outputs()]
+            for name, value in zip(produced, results):
+                if name in self.recorded:
+                    self.recorded[name].append(np.array(value, copy=True))
+        self.runs += 1
+        return results
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - everything else is the session's
+        return getattr(self._session, name)
+
+
 def calibrate(fp32: Path, samples: list[Sample], method: str, op_types: list[str], work: Path,
-              progress: Progress, external_data: bool = False) -> dict[str, Path]:
-    """Write the ranges of the tensors ``quantize_static`` will need; returns one cache file per method.
+              progress: Progress, external_data: bool = False, outputs: list[str] | None = None,
+              record: int = 0) -> tuple[dict[str, Path], dict[str, list[np.ndarray]] | None]:
+    """Write the ranges of the tensors ``quantize_static`` will need; returns one cache file per method and,
+    with ``record``, the graph ``outputs`` of the first ``record`` samples (None if they were not all seen).
 
     ``auto`` collects histograms once and writes both the entropy ranges and the
     MinMax ranges (the histogram collector keeps each tensor's min and max, the
     same values ORT's MinMax calibrator reduces to), so the pipeline can build
-    with each and keep the one closer to FP32.
+    with each and keep the one closer to FP32. A cache holds only the ranges:
+    ``quantize_static`` reads nothing else, and the histograms made its JSON
+    large to write and to read back at every build.
     """
     from onnxruntime.quantization import CalibrationMethod
     from onnxruntime.quantization.calibrate import TensorData, TensorsData, create_calibrator, save_tensors_data
@@ -93,6 +120,8 @@ def calibrate(fp32: Path, samples: list[Sample], method: str, op_types: list[str
         calibrator = create_calibrator(fp32, op_types, augmented_model_path=str(work / "ranges.aug.onnx"),
                                        calibrate_method=ort_method("entropy" if histogram else method),
                                        use_external_data_format=external_data, extra_options=options)
+        recording = _Recording(calibrator.infer_session, outputs or [], record)
+        calibrator.infer_session = recording
         calibrator.collect_data(_reader(samples, progress))
         data = {"entropy" if histogram else method: calibrator.compute_data()}
     if method == "auto":
@@ -103,8 +132,11 @@ def calibrate(fp32: Path, samples: list[Sample], method: str, op_types: list[str
     for name, ranges in data.items():
         _finite_ranges(ranges)
         caches[name] = work / f"ranges-{name}.json"
-        save_tensors_data(ranges, caches[name])
-    return caches
+        only = {tensor: TensorData(lowest=value.range_value[0], highest=value.range_value[1])
+                for tensor, value in ranges.items()}
+        save_tensors_data(TensorsData(ranges.calibration_method, only), caches[name])
+    seen = all(len(v) == record for v in recording.recorded.values()) and recording.recorded
+    return caches, (recording.recorded if record and seen else None)
 
 
 def _finite_ranges(data) -> None:  # noqa: ANN001 - ORT's TensorsData
