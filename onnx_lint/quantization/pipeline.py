@@ -215,6 +215,38 @@ class _Builder:
         self.cache = cache
         self.settings = replace(self.settings, method=method)
 
+    def make_each(self, caches: dict[str, Path],
+                  excluded: frozenset[str]) -> dict[str, tuple[Build, list[OutputAgreement], list[dict]]]:
+        """``make`` once per calibration, validating every first build in one child process (one ONNX Runtime
+        start for all); a build that does not load at the default level goes through ``make``'s remedies.
+        Returns per method the build, its accuracy and the ``kept_in_float`` account to report with it."""
+        kept_before = list(self.report.kept_in_float)
+        first: dict[str, Build] = {}
+        for method, cache in caches.items():
+            self.use(method, cache)
+            self.count += 1
+            self.progress.check()
+            try:
+                first[method] = build(self.fp32, cache, self.work / f"build-{self.count}.onnx", self.settings,
+                                      excluded)
+            except BuildError as exc:
+                raise QuantizeError(f"{exc}; nothing was written") from None
+        try:
+            runs = run_models([(candidate.path, "quantized model") for candidate in first.values()], self.checked)
+        except RuntimeFailure as exc:
+            raise QuantizeError(f"{exc}; nothing was written") from None
+        made = {}
+        for (method, candidate), run in zip(first.items(), runs):
+            self.report.kept_in_float = list(kept_before)
+            if run.level == DEFAULT_LEVEL:
+                made[method] = (candidate, compare(self.reference, run.outputs, self.class_outputs),
+                                self.report.kept_in_float)
+                continue
+            self.use(method, caches[method])
+            candidate, outputs = self.make(excluded)
+            made[method] = (candidate, outputs, self.report.kept_in_float)
+        return made
+
     def make(self, excluded: frozenset[str]) -> tuple[Build, list[OutputAgreement]]:
         """Build with ``excluded`` in float; when ORT refuses a fusion at its default level, leave that
         op type's nodes in float too and build again. Returns the build and its accuracy."""
@@ -433,16 +465,12 @@ def _best_calibration(builder: _Builder, caches: dict[str, Path], excluded: froz
     """Build once per calibration (``auto``: MinMax and entropy ranges) and keep the build closest to FP32
     on the validation samples; returns its method, the build, its accuracy and every method's worst cosine.
     The builder keeps the winner's ranges for what follows."""
-    kept_before = list(report.kept_in_float)  # a load refusal adds to it: keep the winner's account only
     scores: dict[str, float] = {}
     best: tuple[str, Build, list[OutputAgreement], list[dict]] | None = None
-    for method, cache in caches.items():
-        report.kept_in_float = list(kept_before)
-        builder.use(method, cache)
-        candidate, outputs = builder.make(excluded)
+    for method, (candidate, outputs, kept) in builder.make_each(caches, excluded).items():
         scores[method] = _worst(outputs)
         if best is None or scores[method] > _worst(best[2]):
-            best = (method, candidate, outputs, report.kept_in_float)
+            best = (method, candidate, outputs, kept)
     assert best is not None  # caches always holds at least one method
     method, candidate, outputs, report.kept_in_float = best
     builder.use(method, caches[method])
