@@ -16,14 +16,14 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import onnx
 
 from onnx_lint.context import LintContext
 from onnx_lint.diagnostics import Diagnostic
-from onnx_lint.errors import FixError, OnnxLintError, one_line
+from onnx_lint.errors import FixError, one_line
 from onnx_lint.fixer import plan_fix
 from onnx_lint.linter import lint_loaded
 from onnx_lint.model_io import StagedWrite, read_model
@@ -31,8 +31,12 @@ from onnx_lint.progress import Cancelled, Progress
 from onnx_lint.quantization.build import Build, BuildError, BuildSettings, build, save
 from onnx_lint.quantization.calibration import Sample, input_specs
 from onnx_lint.quantization.coverage import int8_coverage, node_macs
+
+# QuantizeOptions, QuantizeError and QuantizeReport are imported from here by the CLI, the server and the API
+from onnx_lint.quantization.options import QuantizeError, QuantizeOptions, quantized_op_types
 from onnx_lint.quantization.placement import HEAD_OPS, inferred_shapes, no_int8_gain, output_layers
 from onnx_lint.quantization.ranges import calibrate
+from onnx_lint.quantization.report import QuantizeReport
 from onnx_lint.quantization.sensitivity import order_by_error_per_mac, rank_nodes, unit_of
 from onnx_lint.quantization.validation import (
     OutputAgreement,
@@ -53,78 +57,12 @@ QUANTIZED_OPS = frozenset({
     "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv", "QLinearMatMul",
     "ConvInteger", "MatMulInteger", "QLinearAdd", "QLinearMul", "QGemm", "MatMulNBits",
 })
-# Quantized by default: the ops where INT8 pays (ModelOpt's and TensorRT's choice); the rest stays FP16.
-# ORT's default (every op of its registries: Add, Mul, Softmax, PRelu, Concat, ...) costs accuracy for
-# little speed: mtcnn onet cosine 0.99914 with it, 0.99955 with these.
-COMPUTE_OPS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool"})
 # ORT's fused kernel -> the op type whose Q/DQ it fuses (others: "QLinear" + op type)
 FUSED_KERNELS = {"QGemm": "Gemm", "QAttention": "Attention", "QEmbedLayerNormalization": "EmbedLayerNormalization"}
 FP16_MAX = 65504.0
-EXIT_FP16_ONLY = 3  # written, but FP16 only: nothing could be quantized to INT8
 
 FP16_ONLY_NOTICE = ("NOTICE: no operator of this model can be quantized to INT8 (ONNX Runtime inserted no "
                     "QuantizeLinear/DequantizeLinear); the output is an FP16-only model (exit code 3)")
-
-
-class QuantizeError(OnnxLintError):
-    """The pipeline cannot produce a valid model; ``exit_code`` 1 means "nothing to do"."""
-
-    def __init__(self, message: str, exit_code: int = 2) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-
-@dataclass(frozen=True)
-class QuantizeOptions:
-    calibration_method: str = "auto"  # minmax and entropy, the closer to FP32 kept (ranges.calibrate)
-    op_types: tuple[str, ...] | None = None
-    exclude_nodes: tuple[str, ...] = ()
-    per_channel: bool = True  # per-channel Conv/MatMul weights: mtcnn onet cosine 0.99715 -> 0.99900
-    keep_io_types: bool = True
-    validation_samples: int = 16  # 0: every calibration sample
-    min_cosine: float | None = None  # a target: nodes move to FP16 until every output reaches it
-    fallback_seconds: float = 300.0  # time for the accuracy-driven fallback, after the first build
-    output_qdq: bool = False  # Q/DQ on op outputs too (ONNX Runtime's default) instead of inputs only
-    int8_output_layers: bool = False  # True: the last Conv/MatMul/Gemm before each output is INT8 too
-    int8_small_layers: bool = False  # True: also the MatMul/Gemm/Conv that INT8 cannot speed up (placement.py)
-    force: bool = False  # True: an existing output file is replaced; otherwise it is refused
-
-
-@dataclass
-class QuantizeReport:
-    """What was done and how close the result is to the FP32 model."""
-
-    model: str
-    output: str
-    calibration: dict
-    fixes: list[dict] = field(default_factory=list)
-    opset: dict = field(default_factory=dict)
-    nodes: dict = field(default_factory=dict)
-    validation: dict = field(default_factory=dict)
-    outputs: list[OutputAgreement] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    fp16_only: bool = False
-    kept_in_float: list[dict] = field(default_factory=list)  # why nodes stayed out of INT8
-    fallback: dict | None = None
-    fp32_scales: dict | None = None  # INT8 islands whose Q/DQ keep float32 scales for ORT's fused kernels
-    written: bool = True
-    coverage: dict | None = None  # the INT8 share of the compute nodes' multiply-accumulates (coverage.py)
-
-    @property
-    def exit_code(self) -> int:
-        if not self.written:
-            return 1
-        return EXIT_FP16_ONLY if self.fp16_only else 0
-
-    def to_json(self) -> dict:
-        return {
-            "model": self.model, "output": self.output, "written": self.written, "fp16_only": self.fp16_only,
-            "calibration": self.calibration, "fixes": self.fixes, "opset": self.opset, "nodes": self.nodes,
-            "validation": self.validation, "kept_in_float": self.kept_in_float, "fp32_scales": self.fp32_scales,
-            "fallback": self.fallback, "coverage": self.coverage,
-            "outputs": [o.to_json() for o in self.outputs],
-            "warnings": list(self.warnings),
-        }
 
 
 def repair(path: Path, rules: Sequence[Rule],
@@ -167,17 +105,6 @@ def _raise_opset(model: onnx.ModelProto, report: QuantizeReport) -> onnx.ModelPr
     converted.ir_version = max(converted.ir_version, 10)
     report.opset["to"] = TARGET_OPSET
     return converted
-
-
-def _op_types(options: QuantizeOptions) -> list[str]:
-    """The op types to quantize: the user's (``all``: both of ORT's registries), else ``COMPUTE_OPS``."""
-    if options.op_types and "all" not in options.op_types:
-        return list(options.op_types)
-    if not options.op_types:
-        return sorted(COMPUTE_OPS)
-    from onnxruntime.quantization.registry import QDQRegistry, QLinearOpsRegistry
-
-    return sorted(set(QDQRegistry) | set(QLinearOpsRegistry))
 
 
 def _check_exclusions(model: onnx.ModelProto, options: QuantizeOptions) -> None:
@@ -319,7 +246,7 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
         _load_weights(model, source)
         save(model, fp32)
         external = model.ByteSize() > 2**30
-        op_types = _op_types(options)
+        op_types = quantized_op_types(options)
         excluded = set(options.exclude_nodes)
         int8 = any(n.op_type in op_types and n.name not in excluded for n in model.graph.node)
         caches: dict[str, Path] = {options.calibration_method: work / "unused.json"}
