@@ -46,6 +46,7 @@ from onnx_lint.quantization.validation import (
     run_in_process,
     run_models,
 )
+from onnx_lint.quantization.weight_cache import weight_params_reused
 from onnx_lint.rule_api import Rule
 from onnx_lint.rules.registry import UntypedAfterShapeInference
 
@@ -239,7 +240,7 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
             raise QuantizeError(f"the calibration data has no array for input '{spec.name}'")
     progress.check()
 
-    with tempfile.TemporaryDirectory(prefix="onnx-lint-quantize-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="onnx-lint-quantize-") as tmp, weight_params_reused():
         work = Path(tmp)
         fp32 = work / "fp32.onnx"
         model = _raise_opset(model, report)
