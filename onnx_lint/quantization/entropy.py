@@ -73,8 +73,9 @@ def entropy_threshold(histogram: tuple, num_quantized_bins: int) -> tuple[np.nda
         q = np.zeros(p.size, dtype=np.int64)
         values = np.where(norm != 0, quantized / np.where(norm == 0, 1, norm), 0.0)
         q[:span] = np.repeat(values, merged)  # ORT assigns a float into int64: truncation, kept here
-        p, q = smooth_distribution(p), smooth_distribution(q)
-        divergences[k] = np.inf if p is None or q is None else np.array(entropy(p, q), dtype=dtype)
+        smooth_p, smooth_q = smooth_distribution(p), smooth_distribution(q)
+        divergences[k] = (np.inf if smooth_p is None or smooth_q is None
+                          else np.array(entropy(smooth_p, smooth_q), dtype=dtype))
     low, high = thresholds[int(np.argmin(divergences))]
     low = histogram[2] if low < histogram[2] else low
     high = histogram[3] if high > histogram[3] else high
