@@ -258,7 +258,8 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
             try:
                 # the calibration run keeps the FP32 outputs of the validation samples: no second FP32 pass
                 caches, reference = calibrate(fp32, samples, options.calibration_method, op_types, work, progress,
-                                              external, [o.name for o in model.graph.output], len(checked))
+                                              external, [o.name for o in model.graph.output], len(checked),
+                                              inputs_only=not options.output_qdq)
             except Cancelled:
                 raise
             except Exception as exc:
