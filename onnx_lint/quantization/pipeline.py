@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -145,24 +146,28 @@ class _Builder:
 
     def make_each(self, caches: dict[str, Path],
                   excluded: frozenset[str]) -> dict[str, tuple[Build, list[OutputAgreement], list[dict]]]:
-        """``make`` once per calibration, validating every first build in one child process (one ONNX Runtime
-        start for all); a build that does not load at the default level goes through ``make``'s remedies.
+        """``make`` once per calibration; each build is validated in its own child process while the next one is
+        built (a child runs one thread: with ``auto`` the two validations and the second build overlap on a
+        multi-core machine). A build that does not load at the default level goes through ``make``'s remedies.
         Returns per method the build, its accuracy and the ``kept_in_float`` account to report with it."""
         kept_before = list(self.report.kept_in_float)
         first: dict[str, Build] = {}
-        for method, cache in caches.items():
-            self.use(method, cache)
-            self.count += 1
-            self.progress.check()
+        pending: dict[str, Future] = {}
+        with ThreadPoolExecutor(max_workers=len(caches)) as pool:
+            for method, cache in caches.items():
+                self.use(method, cache)
+                self.count += 1
+                self.progress.check()
+                try:
+                    first[method] = build(self.fp32, cache, self.work / f"build-{self.count}.onnx", self.settings,
+                                          excluded)
+                except BuildError as exc:
+                    raise QuantizeError(f"{exc}; nothing was written") from None
+                pending[method] = pool.submit(run_models, [(first[method].path, "quantized model")], self.checked)
             try:
-                first[method] = build(self.fp32, cache, self.work / f"build-{self.count}.onnx", self.settings,
-                                      excluded)
-            except BuildError as exc:
+                runs = [pending[method].result()[0] for method in first]
+            except RuntimeFailure as exc:
                 raise QuantizeError(f"{exc}; nothing was written") from None
-        try:
-            runs = run_models([(candidate.path, "quantized model") for candidate in first.values()], self.checked)
-        except RuntimeFailure as exc:
-            raise QuantizeError(f"{exc}; nothing was written") from None
         made = {}
         for (method, candidate), run in zip(first.items(), runs):
             self.report.kept_in_float = list(kept_before)
