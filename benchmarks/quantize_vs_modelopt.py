@@ -204,7 +204,8 @@ def describe(path: Path, reference: Path, feeds: list[dict[str, np.ndarray]], se
     from onnx_lint.quantization.coverage import int8_coverage
 
     shapes = {name: tuple(value.shape) for name, value in feeds[0].items()} if feeds else {}
-    share = int8_coverage(onnx.load(reference, load_external_data=False), model, shapes, [])["int8_mac_share"]
+    coverage = int8_coverage(onnx.load(reference, load_external_data=False), model, shapes, [])
+    share = coverage["int8_mac_share"] if coverage["macs"] else float("nan")  # nan: no compute node's shape known
     return Outcome(True, seconds, "; ".join(x for x in (note, load_note) if x), cosine, relative, qdq, size, share,
                    top1)
 
@@ -273,7 +274,8 @@ HEADER = ["| model | tool | result | time (s) | ModelOpt time / onnx-lint time |
 
 def row(label: str, tool: str, o: Outcome, ratio: float | None) -> str:
     figures = (f"{o.cosine:.6f} | {o.relative:.4f} | {'' if o.top1 is None else f'{o.top1:.3f}'} | "
-               f"{o.int8_share:.1%} | {o.qdq} | {o.size_mb:.2f}" if o.ok else "| | | | |")
+               f"{'n/a' if o.int8_share != o.int8_share else f'{o.int8_share:.1%}'} | {o.qdq} | {o.size_mb:.2f}"
+               if o.ok else "| | | | |")
     return (f"| {label} | {tool} | {'ok' if o.ok else 'FAILED'} | {o.seconds:.1f} | "
             f"{'' if ratio is None else f'{ratio:.2f}x'} | {figures} | {o.load[0]:.2f}/{o.load[1]:.2f} | {o.note} |")
 

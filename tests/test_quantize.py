@@ -794,6 +794,24 @@ def test_class_scores_get_top1_and_top5_agreement():
     assert compare({"Y": [scores]}, {"Y": [flipped]})[0].top1 is None  # not a classifier head: no agreement
 
 
+def test_a_softmax_spelled_out_as_exp_over_sum_reads_as_class_scores():
+    """tf2onnx and jax2tf write softmax as Exp / ReduceSum (magika's target_label): a classifier all the same."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    from onnx_lint.quantization.validation import class_score_outputs
+
+    nodes = [h.make_node("MatMul", ["X", "W0"], ["logits"], name="dense"),
+             h.make_node("Exp", ["logits"], ["e"], name="exp"),
+             h.make_node("ReduceSum", ["e"], ["total"], keepdims=1, name="sum"),
+             h.make_node("Div", ["e", "total"], ["probabilities"], name="normalize"),
+             h.make_node("Div", ["logits", "total"], ["scaled"], name="not_a_softmax")]
+    graph = h.make_graph(nodes, "spelled", [h.make_tensor_value_info("X", T.FLOAT, [1, 8])],
+                         [h.make_tensor_value_info("probabilities", T.FLOAT, [1, 4]),
+                          h.make_tensor_value_info("scaled", T.FLOAT, [1, 4])], _weights((8, 4)))
+    assert class_score_outputs(h.make_model(graph)) == {"probabilities"}
+
+
 def fp16_limited_model(path):
     """X @ (1 + d) - X @ 1 with |d| ~ 1e-4: FP16 (and INT8) weights round 1 + d to 1, so even the FP16-only
     model loses the whole signal."""
