@@ -904,3 +904,31 @@ def test_fallback_moves_the_node_with_most_error_per_mac_first_and_states_the_co
     assert report["coverage"]["int8_mac_share"] == pytest.approx(fallback["int8_mac_share_kept"])
     assert "INT8 coverage 98.5%" in run.err  # the progress line of the step
     assert "kept 98.5% of the multiply-accumulates in INT8 (first pass 100.0%)" in run.out
+
+
+@pytest.mark.parametrize("op_types", [None, ("Conv", "Relu")])
+def test_calibrating_only_what_the_quantizer_reads_writes_the_same_model(tmp_path, op_types):
+    """Input-only Q/DQ reads the ranges of the quantized ops' inputs (and of a quantized Relu's output): the
+    ranges of the other tensors ORT would calibrate (each Conv's output) change nothing in the model."""
+    from onnx_lint.progress import Progress
+    from onnx_lint.quantization.build import BuildSettings, build
+    from onnx_lint.quantization.options import QuantizeOptions, quantized_op_types
+    from onnx_lint.quantization.ranges import calibrate
+
+    source = small_conv_model(tmp_path / "convs.onnx")
+    samples = [{"X": np.random.default_rng(k).standard_normal((1, 3, 16, 16)).astype(np.float32)} for k in range(4)]
+    types = quantized_op_types(QuantizeOptions(op_types=op_types))
+    written = {}
+    for inputs_only in (False, True):
+        work = tmp_path / str(inputs_only)
+        work.mkdir()
+        caches, _ = calibrate(source, samples, "auto", types, work, Progress(), inputs_only=inputs_only)
+        ranges = {m: json.loads(c.read_text())["data"] for m, c in caches.items()}
+        for method, cache in caches.items():
+            settings = BuildSettings(method, types, True, True, False)
+            written[inputs_only, method] = build(source, cache, work / f"{method}.onnx", settings, frozenset())
+        if inputs_only:
+            assert set(ranges["entropy"]) < set(json.loads((tmp_path / "False" / "ranges-entropy.json")
+                                                           .read_text())["data"])
+    for method in ("minmax", "entropy"):
+        assert written[True, method].path.read_bytes() == written[False, method].path.read_bytes()
