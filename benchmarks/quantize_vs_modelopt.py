@@ -16,7 +16,9 @@ similarity and relative error (||fp32 - q|| / ||fp32||) of the worst output,
 top-1 agreement where an output holds class scores, the INT8 share of the
 Conv/MatMul/Gemm multiply-accumulates (onnx_lint.quantization.coverage, applied to
 both tools' outputs), Q/DQ node count, file size, wall time of the whole process
-and ModelOpt's time over onnx-lint's. The two tools run back to back per model,
+and ModelOpt's time over onnx-lint's; onnx-lint's notes say what ``onnx-lint check``
+finds in its output (after the timing: "check: clean" when nothing above info and
+nothing fixable). The two tools run back to back per model,
 their order alternating from model to model, and each row carries the machine
 load (1-minute ``os.getloadavg()``) at its start and end: on a shared machine
 compare the pair, not the column.
@@ -92,7 +94,8 @@ def text_lines(count: int, height: int = 32, width: int = 100, seed: int = 0) ->
     return ((strips / 255.0 - 0.5) / 0.5).transpose(0, 3, 1, 2).astype(np.float32)
 
 
-def cases(total: int, packages: Path | None = None) -> list[Case]:
+def cases(total: int, packages: Path | None = None, wanted: Callable[[str], bool] = lambda label: True) -> list[Case]:
+    """Every model of the table whose label ``wanted`` accepts, with its inputs (made only for those)."""
     from quantize_bench import document_images
     from real_models import package_models, package_root
 
@@ -115,10 +118,11 @@ def cases(total: int, packages: Path | None = None) -> list[Case]:
     if ppocr and (ppocr / "model" / "ch_PP-OCRv2_rec_infer.onnx").exists():
         found.append(Case("PP-OCRv2 rec (paddle2onnx)", ppocr / "model" / "ch_PP-OCRv2_rec_infer.onnx",
                           {"x": text_lines(total)}, "x:1x3x32x100"))
-    found += real_cases(total, packages)
+    found = [case for case in found if wanted(case.label)]
+    found += real_cases(total, packages, wanted)
     for name in ("timm_test_efficientnet", "timm_test_convnext"):
         path = ROOT / "benchmarks" / "data" / f"{name}.onnx"
-        if path.exists():
+        if path.exists() and wanted(f"{name.replace('_', ' ', 1)} (torch.onnx)"):
             found.append(Case(f"{name.replace('_', ' ', 1)} (torch.onnx)", path,
                               {"image": rng.standard_normal((total, 3, 160, 160)).astype(np.float32)},
                               "image:1x3x160x160"))
@@ -139,7 +143,7 @@ REAL = (
 )
 
 
-def real_cases(total: int, packages: Path | None) -> list[Case]:
+def real_cases(total: int, packages: Path | None, wanted: Callable[[str], bool] = lambda label: True) -> list[Case]:
     """The real pretrained models with their packages' preprocessing; a package not installed is skipped
     with a line saying how to install it."""
     import real_inputs
@@ -147,6 +151,8 @@ def real_cases(total: int, packages: Path | None) -> list[Case]:
 
     found = []
     for label, folder, file, tensor, maker, shape in REAL:
+        if not wanted(label):
+            continue
         path = (packages / folder / file) if packages else None
         if path is None or not path.exists():
             print(f"skipped {label}: install benchmarks/real-models.txt with "
@@ -154,7 +160,7 @@ def real_cases(total: int, packages: Path | None) -> list[Case]:
             continue
         found.append(Case(label, path, {tensor: getattr(real_inputs, maker)(total)}, f"{tensor}:{shape}"))
     magika = [p for p in package_models("magika") if p.parent.name == "standard_v3_3"]
-    if magika:
+    if magika and wanted("magika standard_v3_3 (repository files)"):
         found.append(Case("magika standard_v3_3 (repository files)", magika[0],
                           {"bytes": real_inputs.magika(total, ROOT)}, "bytes:1x2048"))
     return found
@@ -223,7 +229,24 @@ def run_ours(case: Case, data: Path, work: Path, method: str | None, min_cosine:
     seconds = time.perf_counter() - start
     if done.returncode not in (0, 3):
         return Outcome(False, seconds, (done.stderr.strip().splitlines() or ["?"])[-1][:160])
-    return describe(out, case.model, _eval_feeds(case), seconds, "FP16 only" if done.returncode == 3 else "")
+    notes = ["FP16 only"] if done.returncode == 3 else []
+    return describe(out, case.model, _eval_feeds(case), seconds, "; ".join(notes + [check_note(out, work)]))
+
+
+def check_note(model: Path, work: Path) -> str:
+    """What ``onnx-lint check`` says of a written model (after the timing): quantize repairs what check repairs,
+    so anything above info, or anything fixable, is a finding."""
+    import json
+
+    done = subprocess.run([sys.executable, "-m", "onnx_lint", "check", str(model), "--no-cache", "--output-format",
+                           "json"], capture_output=True, text=True, cwd=work,
+                          env={**_env(), "PYTHONPATH": str(ROOT)}, check=False)
+    try:
+        found = json.loads(done.stdout)
+    except ValueError:
+        return f"check failed (exit {done.returncode})"
+    bad = [d for d in found if d.get("severity") != "info" or d.get("fix") is not None]
+    return "check: clean" if not bad else "check: " + ", ".join(sorted({d.get("code", "?") for d in bad}))
 
 
 def run_modelopt(case: Case, data: Path, work: Path, python: Path) -> Outcome:
@@ -311,9 +334,8 @@ def main(argv: list[str]) -> int:
     wanted = [w for w in (args.only or "").split(",") if w]
     rows = list(HEADER)
     started, load = time.perf_counter(), os.getloadavg()
-    for index, case in enumerate(cases(args.samples + args.eval, args.packages)):
-        if wanted and not any(w in case.label for w in wanted):
-            continue
+    for index, case in enumerate(cases(args.samples + args.eval, args.packages,
+                                       lambda label: not wanted or any(w in label for w in wanted))):
         work = Path(tempfile.mkdtemp(prefix="onnx-lint-vs-modelopt-"))
         data = work / "calibration.npz"
         np.savez(data, **{k: v[: args.samples] for k, v in case.arrays.items()})
