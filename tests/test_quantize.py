@@ -521,6 +521,30 @@ def test_entropy_search_agrees_with_onnxruntime():
         assert entropy_threshold(histogram, 128) == collector.get_entropy_threshold(histogram, 128)
 
 
+
+def test_histograms_per_sample_equal_onnxruntime_histogram_of_the_stack():
+    """The calibration's histograms, collected per sample without ORT's stacking copies, are ORT's own: the
+    same counts, edges, min, max and threshold, inf/nan guarded the same way; so the ranges are the same."""
+    from onnxruntime.quantization.calibrate import HistogramCollector
+
+    from onnx_lint.quantization.entropy import _finite, fast_entropy
+
+    rng = np.random.default_rng(0)
+    samples = {"wide": [rng.standard_cauchy((2, 8, 16)).astype(np.float32) for _ in range(5)],
+               "narrow": [rng.standard_normal((1, 300)).astype(np.float32) * 0.01 for _ in range(3)],
+               "zero": [np.zeros((4, 4), np.float32)] * 2,
+               "broken": [np.array([1.0, np.inf, -2.0, np.nan], np.float32), np.array([0.5] * 4, np.float32)]}
+    ort_collector = HistogramCollector("entropy", False, 512, 128, 99.999, "same")
+    ort_collector.collect_value({name: np.asarray(arrays) for name, arrays in _finite(samples).items()})
+    ours = HistogramCollector("entropy", False, 512, 128, 99.999, "same")
+    with fast_entropy():
+        ours.collect(samples)
+    for name, expected in ort_collector.histogram_dict.items():
+        got = ours.histogram_dict[name]
+        assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1]), name
+        assert [float(v) for v in got[2:]] == [float(v) for v in expected[2:]], name
+        assert got[1].dtype == expected[1].dtype and got[0].dtype == expected[0].dtype
+
 def test_tiny_outputs_show_their_scale_and_relative_error(tmp_path):
     """FP32 outputs near 1e-9 vanish in FP16; cosine alone would read 1.000000 - the report shows why not."""
     from onnx import TensorProto as T
@@ -770,6 +794,24 @@ def test_class_scores_get_top1_and_top5_agreement():
     assert compare({"Y": [scores]}, {"Y": [flipped]})[0].top1 is None  # not a classifier head: no agreement
 
 
+def test_a_softmax_spelled_out_as_exp_over_sum_reads_as_class_scores():
+    """tf2onnx and jax2tf write softmax as Exp / ReduceSum (magika's target_label): a classifier all the same."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    from onnx_lint.quantization.validation import class_score_outputs
+
+    nodes = [h.make_node("MatMul", ["X", "W0"], ["logits"], name="dense"),
+             h.make_node("Exp", ["logits"], ["e"], name="exp"),
+             h.make_node("ReduceSum", ["e"], ["total"], keepdims=1, name="sum"),
+             h.make_node("Div", ["e", "total"], ["probabilities"], name="normalize"),
+             h.make_node("Div", ["logits", "total"], ["scaled"], name="not_a_softmax")]
+    graph = h.make_graph(nodes, "spelled", [h.make_tensor_value_info("X", T.FLOAT, [1, 8])],
+                         [h.make_tensor_value_info("probabilities", T.FLOAT, [1, 4]),
+                          h.make_tensor_value_info("scaled", T.FLOAT, [1, 4])], _weights((8, 4)))
+    assert class_score_outputs(h.make_model(graph)) == {"probabilities"}
+
+
 def fp16_limited_model(path):
     """X @ (1 + d) - X @ 1 with |d| ~ 1e-4: FP16 (and INT8) weights round 1 + d to 1, so even the FP16-only
     model loses the whole signal."""
@@ -812,3 +854,81 @@ def test_the_written_model_carries_nothing_check_would_fix(tmp_path, name):
     check = run_process("check", str(out), "--no-cache", "--output-format", "json", cwd=tmp_path)
     found = json.loads(check.out)
     assert check.code == 0 and all(d["severity"] == "info" and d["fix"] is None for d in found), found
+
+
+def error_per_mac_model(path):
+    """A 64x64 MatMul whose INT8 input is crushed by an outlier column (a large local error, diluted in its
+    output by a level of 50) beside a 16x4 MatMul with a milder outlier (less error, but undiluted): the
+    plain-error order moves the large layer first, the error-per-MAC order the small one."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    rng = np.random.default_rng(0)
+
+    def weight(name, shape):
+        value = (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
+        value[0, :] = 0.0  # the outlier column carries no signal
+        return onnx.numpy_helper.from_array(value, name)
+
+    inits = [weight("Wbig", (64, 64)), weight("Wsmall", (16, 4)),
+             onnx.numpy_helper.from_array(np.full(64, 50, np.float32), "level")]
+    nodes = [h.make_node("MatMul", ["XA", "Wbig"], ["a"], name="mm_big"),
+             h.make_node("Add", ["a", "level"], ["YA"], name="on_level"),
+             h.make_node("MatMul", ["XB", "Wsmall"], ["YB"], name="mm_small")]
+    graph = h.make_graph(nodes, "per_mac", [h.make_tensor_value_info("XA", T.FLOAT, ["n", 64]),
+                                            h.make_tensor_value_info("XB", T.FLOAT, ["n", 16])],
+                         [h.make_tensor_value_info("YA", T.FLOAT, ["n", 64]),
+                          h.make_tensor_value_info("YB", T.FLOAT, ["n", 4])], inits)
+    return _save(graph, path)
+
+
+def test_fallback_moves_the_node_with_most_error_per_mac_first_and_states_the_coverage_kept(tmp_path):
+    source = error_per_mac_model(tmp_path / "m.onnx")
+    rng = np.random.default_rng(1)
+    xa, xb = rng.standard_normal((16, 64)).astype(np.float32), rng.standard_normal((16, 16)).astype(np.float32)
+    xa[:, 0], xb[:, 0] = 40.0, 30.0
+    np.savez(tmp_path / "c.npz", XA=xa, XB=xb)
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "--calibration-data",
+                      str(tmp_path / "c.npz"), "--calibration-method", "minmax", "--int8-small-layers",
+                      "--int8-output-layers", "--min-cosine", "0.9999", "--report", str(tmp_path / "r.json"),
+                      cwd=tmp_path)
+    assert run.code == 0, run.err
+    report = json.loads((tmp_path / "r.json").read_text())
+    fallback = report["fallback"]
+    big, small = (next(o for o in fallback["order"] if o["node"] == n) for n in ("mm_big", "mm_small"))
+    assert big["added_error"] > small["added_error"]  # by error alone mm_big would move first ...
+    assert (big["macs_lost"], small["macs_lost"]) == (64 * 64, 16 * 4)
+    [step] = fallback["steps"]  # ... by error per MAC mm_small does, and that alone meets the target
+    assert step["moved_to_fp16"] == ["mm_small"] and fallback["met"]
+    assert fallback["int8_mac_share_kept"] == pytest.approx(4096 / (4096 + 64))
+    assert report["coverage"]["int8_mac_share"] == pytest.approx(fallback["int8_mac_share_kept"])
+    assert "INT8 coverage 98.5%" in run.err  # the progress line of the step
+    assert "kept 98.5% of the multiply-accumulates in INT8 (first pass 100.0%)" in run.out
+
+
+@pytest.mark.parametrize("op_types", [None, ("Conv", "Relu")])
+def test_calibrating_only_what_the_quantizer_reads_writes_the_same_model(tmp_path, op_types):
+    """Input-only Q/DQ reads the ranges of the quantized ops' inputs (and of a quantized Relu's output): the
+    ranges of the other tensors ORT would calibrate (each Conv's output) change nothing in the model."""
+    from onnx_lint.base.progress import Progress
+    from onnx_lint.quantization.build import BuildSettings, build
+    from onnx_lint.quantization.options import QuantizeOptions, quantized_op_types
+    from onnx_lint.quantization.ranges import calibrate
+
+    source = small_conv_model(tmp_path / "convs.onnx")
+    samples = [{"X": np.random.default_rng(k).standard_normal((1, 3, 16, 16)).astype(np.float32)} for k in range(4)]
+    types = quantized_op_types(QuantizeOptions(op_types=op_types))
+    written = {}
+    for inputs_only in (False, True):
+        work = tmp_path / str(inputs_only)
+        work.mkdir()
+        caches, _ = calibrate(source, samples, "auto", types, work, Progress(), inputs_only=inputs_only)
+        ranges = {m: json.loads(c.read_text())["data"] for m, c in caches.items()}
+        for method, cache in caches.items():
+            settings = BuildSettings(method, types, True, True, False)
+            written[inputs_only, method] = build(source, cache, work / f"{method}.onnx", settings, frozenset())
+        if inputs_only:
+            assert set(ranges["entropy"]) < set(json.loads((tmp_path / "False" / "ranges-entropy.json")
+                                                           .read_text())["data"])
+    for method in ("minmax", "entropy"):
+        assert written[True, method].path.read_bytes() == written[False, method].path.read_bytes()

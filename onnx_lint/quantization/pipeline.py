@@ -16,12 +16,13 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import onnx
 
-from onnx_lint.base.errors import FixError, OnnxLintError, one_line
+from onnx_lint.base.errors import FixError, one_line
 from onnx_lint.base.progress import Cancelled, Progress
 from onnx_lint.fixes.session import FixSession
 from onnx_lint.lint.context import LintContext
@@ -31,10 +32,14 @@ from onnx_lint.model.load import read_model
 from onnx_lint.model.write import StagedWrite
 from onnx_lint.quantization.build import Build, BuildError, BuildSettings, build, save
 from onnx_lint.quantization.calibration import Sample, input_specs
-from onnx_lint.quantization.coverage import int8_coverage
+from onnx_lint.quantization.coverage import int8_coverage, node_macs
+
+# QuantizeOptions, QuantizeError and QuantizeReport are imported from here by the CLI, the server and the API
+from onnx_lint.quantization.options import QuantizeError, QuantizeOptions, quantized_op_types
 from onnx_lint.quantization.placement import HEAD_OPS, inferred_shapes, no_int8_gain, output_layers
 from onnx_lint.quantization.ranges import calibrate
-from onnx_lint.quantization.sensitivity import rank_nodes, unit_of
+from onnx_lint.quantization.report import QuantizeReport
+from onnx_lint.quantization.sensitivity import order_by_error_per_mac, rank_nodes, unit_of
 from onnx_lint.quantization.validation import (
     OutputAgreement,
     RuntimeFailure,
@@ -43,6 +48,7 @@ from onnx_lint.quantization.validation import (
     run_in_process,
     run_models,
 )
+from onnx_lint.quantization.weight_cache import weight_params_reused
 from onnx_lint.rules.registry import UntypedAfterShapeInference
 
 MIN_QDQ_OPSET = 19  # FP16 scales on QuantizeLinear/DequantizeLinear need opset 19
@@ -53,78 +59,12 @@ QUANTIZED_OPS = frozenset({
     "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv", "QLinearMatMul",
     "ConvInteger", "MatMulInteger", "QLinearAdd", "QLinearMul", "QGemm", "MatMulNBits",
 })
-# Quantized by default: the ops where INT8 pays (ModelOpt's and TensorRT's choice); the rest stays FP16.
-# ORT's default (every op of its registries: Add, Mul, Softmax, PRelu, Concat, ...) costs accuracy for
-# little speed: mtcnn onet cosine 0.99914 with it, 0.99955 with these.
-COMPUTE_OPS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool"})
 # ORT's fused kernel -> the op type whose Q/DQ it fuses (others: "QLinear" + op type)
 FUSED_KERNELS = {"QGemm": "Gemm", "QAttention": "Attention", "QEmbedLayerNormalization": "EmbedLayerNormalization"}
 FP16_MAX = 65504.0
-EXIT_FP16_ONLY = 3  # written, but FP16 only: nothing could be quantized to INT8
 
 FP16_ONLY_NOTICE = ("NOTICE: no operator of this model can be quantized to INT8 (ONNX Runtime inserted no "
                     "QuantizeLinear/DequantizeLinear); the output is an FP16-only model (exit code 3)")
-
-
-class QuantizeError(OnnxLintError):
-    """The pipeline cannot produce a valid model; ``exit_code`` 1 means "nothing to do"."""
-
-    def __init__(self, message: str, exit_code: int = 2) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-
-@dataclass(frozen=True)
-class QuantizeOptions:
-    calibration_method: str = "auto"  # minmax and entropy, the closer to FP32 kept (ranges.calibrate)
-    op_types: tuple[str, ...] | None = None
-    exclude_nodes: tuple[str, ...] = ()
-    per_channel: bool = True  # per-channel Conv/MatMul weights: mtcnn onet cosine 0.99715 -> 0.99900
-    keep_io_types: bool = True
-    validation_samples: int = 16  # 0: every calibration sample
-    min_cosine: float | None = None  # a target: nodes move to FP16 until every output reaches it
-    fallback_seconds: float = 300.0  # time for the accuracy-driven fallback, after the first build
-    output_qdq: bool = False  # Q/DQ on op outputs too (ONNX Runtime's default) instead of inputs only
-    int8_output_layers: bool = False  # True: the last Conv/MatMul/Gemm before each output is INT8 too
-    int8_small_layers: bool = False  # True: also the MatMul/Gemm/Conv that INT8 cannot speed up (placement.py)
-    force: bool = False  # True: an existing output file is replaced; otherwise it is refused
-
-
-@dataclass
-class QuantizeReport:
-    """What was done and how close the result is to the FP32 model."""
-
-    model: str
-    output: str
-    calibration: dict
-    fixes: list[dict] = field(default_factory=list)
-    opset: dict = field(default_factory=dict)
-    nodes: dict = field(default_factory=dict)
-    validation: dict = field(default_factory=dict)
-    outputs: list[OutputAgreement] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    fp16_only: bool = False
-    kept_in_float: list[dict] = field(default_factory=list)  # why nodes stayed out of INT8
-    fallback: dict | None = None
-    fp32_scales: dict | None = None  # INT8 islands whose Q/DQ keep float32 scales for ORT's fused kernels
-    written: bool = True
-    coverage: dict | None = None  # the INT8 share of the compute nodes' multiply-accumulates (coverage.py)
-
-    @property
-    def exit_code(self) -> int:
-        if not self.written:
-            return 1
-        return EXIT_FP16_ONLY if self.fp16_only else 0
-
-    def to_json(self) -> dict:
-        return {
-            "model": self.model, "output": self.output, "written": self.written, "fp16_only": self.fp16_only,
-            "calibration": self.calibration, "fixes": self.fixes, "opset": self.opset, "nodes": self.nodes,
-            "validation": self.validation, "kept_in_float": self.kept_in_float, "fp32_scales": self.fp32_scales,
-            "fallback": self.fallback, "coverage": self.coverage,
-            "outputs": [o.to_json() for o in self.outputs],
-            "warnings": list(self.warnings),
-        }
 
 
 def repair(path: Path, rules: Sequence[Rule],
@@ -170,17 +110,6 @@ def _raise_opset(model: onnx.ModelProto, report: QuantizeReport) -> onnx.ModelPr
     return converted
 
 
-def _op_types(options: QuantizeOptions) -> list[str]:
-    """The op types to quantize: the user's (``all``: both of ORT's registries), else ``COMPUTE_OPS``."""
-    if options.op_types and "all" not in options.op_types:
-        return list(options.op_types)
-    if not options.op_types:
-        return sorted(COMPUTE_OPS)
-    from onnxruntime.quantization.registry import QDQRegistry, QLinearOpsRegistry
-
-    return sorted(set(QDQRegistry) | set(QLinearOpsRegistry))
-
-
 def _check_exclusions(model: onnx.ModelProto, options: QuantizeOptions) -> None:
     names = {n.name for n in model.graph.node}
     unknown = [n for n in options.exclude_nodes if n not in names]
@@ -215,6 +144,42 @@ class _Builder:
         """Build from these calibrated ranges from now on."""
         self.cache = cache
         self.settings = replace(self.settings, method=method)
+
+    def make_each(self, caches: dict[str, Path],
+                  excluded: frozenset[str]) -> dict[str, tuple[Build, list[OutputAgreement], list[dict]]]:
+        """``make`` once per calibration; each build is validated in its own child process while the next one is
+        built (a child runs one thread: with ``auto`` the two validations and the second build overlap on a
+        multi-core machine). A build that does not load at the default level goes through ``make``'s remedies.
+        Returns per method the build, its accuracy and the ``kept_in_float`` account to report with it."""
+        kept_before = list(self.report.kept_in_float)
+        first: dict[str, Build] = {}
+        pending: dict[str, Future] = {}
+        with ThreadPoolExecutor(max_workers=len(caches)) as pool:
+            for method, cache in caches.items():
+                self.use(method, cache)
+                self.count += 1
+                self.progress.check()
+                try:
+                    first[method] = build(self.fp32, cache, self.work / f"build-{self.count}.onnx", self.settings,
+                                          excluded)
+                except BuildError as exc:
+                    raise QuantizeError(f"{exc}; nothing was written") from None
+                pending[method] = pool.submit(run_models, [(first[method].path, "quantized model")], self.checked)
+            try:
+                runs = [pending[method].result()[0] for method in first]
+            except RuntimeFailure as exc:
+                raise QuantizeError(f"{exc}; nothing was written") from None
+        made = {}
+        for (method, candidate), run in zip(first.items(), runs):
+            self.report.kept_in_float = list(kept_before)
+            if run.level == DEFAULT_LEVEL:
+                made[method] = (candidate, compare(self.reference, run.outputs, self.class_outputs),
+                                self.report.kept_in_float)
+                continue
+            self.use(method, caches[method])
+            candidate, outputs = self.make(excluded)
+            made[method] = (candidate, outputs, self.report.kept_in_float)
+        return made
 
     def make(self, excluded: frozenset[str]) -> tuple[Build, list[OutputAgreement]]:
         """Build with ``excluded`` in float; when ORT refuses a fusion at its default level, leave that
@@ -281,33 +246,38 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
             raise QuantizeError(f"the calibration data has no array for input '{spec.name}'")
     progress.check()
 
-    with tempfile.TemporaryDirectory(prefix="onnx-lint-quantize-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="onnx-lint-quantize-") as tmp, weight_params_reused():
         work = Path(tmp)
         fp32 = work / "fp32.onnx"
         model = _raise_opset(model, report)
         _load_weights(model, source)
         save(model, fp32)
         external = model.ByteSize() > 2**30
-        op_types = _op_types(options)
+        op_types = quantized_op_types(options)
         excluded = set(options.exclude_nodes)
         int8 = any(n.op_type in op_types and n.name not in excluded for n in model.graph.node)
         caches: dict[str, Path] = {options.calibration_method: work / "unused.json"}
+        checked = samples[: options.validation_samples] if options.validation_samples > 0 else samples
+        reference = None
         if int8:
             progress.stage(f"Calibrating on {len(samples)} samples ({options.calibration_method})", len(samples))
             try:
-                caches = calibrate(fp32, samples, options.calibration_method, op_types, work, progress, external)
+                # the calibration run keeps the FP32 outputs of the validation samples: no second FP32 pass
+                caches, reference = calibrate(fp32, samples, options.calibration_method, op_types, work, progress,
+                                              external, [o.name for o in model.graph.output], len(checked),
+                                              inputs_only=not options.output_qdq)
             except Cancelled:
                 raise
             except Exception as exc:
                 raise _not_runnable(source, exc, diagnostics) from None
             report.calibration["tensors"] = _tensor_count(next(iter(caches.values())))
         progress.check()
-        checked = samples[: options.validation_samples] if options.validation_samples > 0 else samples
         report.calibration["validation_samples"] = len(checked)
-        try:
-            reference = run_in_process(fp32, checked)  # as safe as calibration, which just ran it here
-        except RuntimeFailure as exc:
-            raise _not_runnable(source, exc, diagnostics) from None
+        if reference is None:
+            try:
+                reference = run_in_process(fp32, checked)  # as safe as calibration, which just ran it here
+            except RuntimeFailure as exc:
+                raise _not_runnable(source, exc, diagnostics) from None
         shapes = inferred_shapes(model, _sample_shapes(samples))  # placement and the coverage report share them
         first_excluded = frozenset(excluded) | _kept_fp16(model, op_types, excluded, samples, shapes, options,
                                                           report)
@@ -325,7 +295,8 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
         if options.min_cosine is not None and _worst(outputs) < options.min_cosine:
             if not _ceiling_below_target(builder, model, op_types, first_excluded, outputs, options, report,
                                          progress):
-                best, outputs = _fallback(builder, caches, best, outputs, options, report, progress)
+                best, outputs = _fallback(builder, caches, best, outputs, options, report, progress, shapes,
+                                          _sample_shapes(samples))
         report.outputs = outputs
         report.coverage = int8_coverage(model, best.model, _sample_shapes(samples), report.kept_in_float, shapes)
         broken = [o for o in outputs if not o.finite]
@@ -429,16 +400,12 @@ def _best_calibration(builder: _Builder, caches: dict[str, Path], excluded: froz
     """Build once per calibration (``auto``: MinMax and entropy ranges) and keep the build closest to FP32
     on the validation samples; returns its method, the build, its accuracy and every method's worst cosine.
     The builder keeps the winner's ranges for what follows."""
-    kept_before = list(report.kept_in_float)  # a load refusal adds to it: keep the winner's account only
     scores: dict[str, float] = {}
     best: tuple[str, Build, list[OutputAgreement], list[dict]] | None = None
-    for method, cache in caches.items():
-        report.kept_in_float = list(kept_before)
-        builder.use(method, cache)
-        candidate, outputs = builder.make(excluded)
+    for method, (candidate, outputs, kept) in builder.make_each(caches, excluded).items():
         scores[method] = _worst(outputs)
         if best is None or scores[method] > _worst(best[2]):
-            best = (method, candidate, outputs, report.kept_in_float)
+            best = (method, candidate, outputs, kept)
     assert best is not None  # caches always holds at least one method
     method, candidate, outputs, report.kept_in_float = best
     builder.use(method, caches[method])
@@ -482,21 +449,28 @@ def _scale_warnings(outputs: list[OutputAgreement]) -> list[str]:
 
 
 def _fallback(builder: _Builder, caches: dict[str, Path], first: Build, outputs: list[OutputAgreement],
-              options: QuantizeOptions, report: QuantizeReport,
-              progress: Progress) -> tuple[Build, list[OutputAgreement]]:
-    """Move the most damaging INT8 nodes to FP16, a growing group at a time, until the target is met.
+              options: QuantizeOptions, report: QuantizeReport, progress: Progress,
+              shapes: dict[str, list[int]], sample_shapes: dict[str, tuple[int, ...]]
+              ) -> tuple[Build, list[OutputAgreement]]:
+    """Move INT8 nodes to FP16, a growing group at a time, until the target is met.
 
-    Nodes are ranked once (one pair of runs with every activation exposed); groups
-    double (1, 2, 4, ... nodes) so that the number of builds grows with the log of
-    the node count; the time budget is checked before each build. With ``auto``
-    each step builds with both ranges: once an outlier's nodes are out of INT8,
-    MinMax may beat the entropy ranges that won the first pass.
+    Nodes are ranked once (one pair of runs with every activation exposed) by the
+    error each adds over the multiply-accumulates it takes out of INT8, so each step
+    buys the most accuracy for the least INT8 lost; groups double (1, 2, 4, ...
+    nodes) so that the number of builds grows with the log of the node count; the
+    time budget is checked before each build, and each step states the INT8 share
+    of the MACs it keeps. With ``auto`` each step builds with both ranges: once an
+    outlier's nodes are out of INT8, MinMax may beat the entropy ranges that won
+    the first pass.
     """
     target = options.min_cosine or 0.0
     deadline = time.monotonic() + options.fallback_seconds
-    progress.stage(f"Cosine {_worst(outputs):.6f} < target {target}: ranking INT8 nodes by the error they add", 1)
+    progress.stage(f"Cosine {_worst(outputs):.6f} < target {target}: ranking INT8 nodes by the error they add per MAC",
+                   1)
     try:
         ranked = rank_nodes(builder.fp32_model, first.model, first.int8_nodes(), builder.checked, builder.work)
+        lost = _macs_lost(builder, first, ranked, shapes)
+        ranked = order_by_error_per_mac(ranked, lost)
     except RuntimeFailure as exc:
         report.fallback = {**(report.fallback or {}), "target": target, "met": False, "steps": [],
                            "stopped": f"ranking failed: {exc}"}
@@ -504,8 +478,12 @@ def _fallback(builder: _Builder, caches: dict[str, Path], first: Build, outputs:
     progress.advance()
     steps: list[dict] = []
     report.fallback = {**(report.fallback or {}), "target": target, "start_cosine": _worst(outputs),
-                       "ranked": len(ranked), "steps": steps, "met": False}
+                       "ranked": len(ranked), "steps": steps, "met": False,
+                       "order": [{"node": name, "added_error": _json_float(error), "macs_lost": lost.get(name, 0)}
+                                 for name, error in ranked]}
     best, best_outputs = first, outputs
+    best_share = int8_coverage(builder.fp32_model, first.model, sample_shapes, [], shapes)["int8_mac_share"]
+    report.fallback["start_int8_mac_share"] = best_share
     excluded = set(first.excluded)
     position, group = 0, 1
     total_groups = max(1, math.ceil(math.log2(len(ranked) + 1)))
@@ -527,24 +505,46 @@ def _fallback(builder: _Builder, caches: dict[str, Path], first: Build, outputs:
         excluded.update(moved)
         method, candidate, candidate_outputs, _ = _best_calibration(builder, caches, frozenset(excluded), report)
         before = _worst(best_outputs)
+        share = int8_coverage(builder.fp32_model, candidate.model, sample_shapes, [], shapes)["int8_mac_share"]
         steps.append({"moved_to_fp16": moved, "cosine_before": before, "cosine_after": _worst(candidate_outputs),
-                      "int8_nodes_left": len(candidate.int8_nodes())})
+                      "int8_nodes_left": len(candidate.int8_nodes()), "int8_mac_share": share})
         if len(caches) > 1:
             steps[-1]["calibration"] = method
         progress.note(f"kept {len(moved)} node(s) in FP16 ({', '.join(moved[:3])}{', ...' if len(moved) > 3 else ''})"
-                      f": cosine {before:.6f} -> {_worst(candidate_outputs):.6f}")
+                      f": cosine {before:.6f} -> {_worst(candidate_outputs):.6f}, INT8 coverage {share:.1%}")
         progress.advance()
         if _worst(candidate_outputs) >= _worst(best_outputs):
             best, best_outputs = candidate, candidate_outputs
+            best_share = share
             if len(caches) > 1:
                 report.calibration["chosen"] = method
         if _worst(best_outputs) >= target:
             report.fallback["met"] = True
             break
     report.fallback["end_cosine"] = _worst(best_outputs)
+    report.fallback["int8_mac_share_kept"] = best_share
     report.kept_in_float.append({"reason": f"accuracy: --min-cosine {target}",
                                  "nodes": sorted(set(best.excluded) - set(first.excluded))})
     return best, best_outputs
+
+
+def _json_float(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _macs_lost(builder: _Builder, first: Build, ranked: list[tuple[str, float]],
+               shapes: dict[str, list[int]]) -> dict[str, int]:
+    """The multiply-accumulates that leave INT8 when each ranked node goes to FP16 (with --output-qdq, the
+    INT8 nodes of its unit, which leave together)."""
+    nodes = {n.name: n for n in builder.fp32_model.graph.node if n.name}
+    weights = {i.name: tuple(i.dims) for i in builder.fp32_model.graph.initializer}
+    int8 = set(first.int8_nodes())
+    lost = {}
+    for name, _ in ranked:
+        unit = unit_of(builder.fp32_model, name) if builder.settings.output_qdq else [name]
+        lost[name] = sum(node_macs(nodes[n], shapes, weights) or 0 for n in unit
+                         if n in int8 and n in nodes and nodes[n].op_type in HEAD_OPS)
+    return lost
 
 
 def _not_runnable(source: Path, exc: Exception, diagnostics: list[Diagnostic]) -> QuantizeError:

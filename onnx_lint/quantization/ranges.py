@@ -15,9 +15,11 @@ import contextlib
 import io
 import logging
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 import numpy as np
+import onnx
 
 from onnx_lint.base.progress import Progress
 from onnx_lint.quantization.calibration import Sample
@@ -75,26 +77,97 @@ def _reader(samples: list[Sample], progress: Progress):  # noqa: ANN202 - ORT's 
 AUTO_METHODS = ("minmax", "entropy")  # what ``auto`` tries; on a tie the first (cheaper to explain) wins
 
 
+class _Recording:
+    """The calibration session, keeping the graph outputs of the first ``count`` samples: the FP32
+    reference that validation compares with, without running the FP32 model a second time."""
+
+    def __init__(self, session, outputs: list[str], count: int) -> None:  # noqa: ANN001 - ORT's session
+        self._session, self._outputs, self._count = session, outputs, count
+        self.recorded: dict[str, list[np.ndarray]] = {name: [] for name in outputs}
+        self.runs = 0
+
+    def run(self, names, feed, *args, **kwargs):  # noqa: ANN001, ANN201 - ORT's interface
+        results = self._session.run(names, feed, *args, **kwargs)
+        if names is None and self.runs < self._count:
+            produced = [o.name for o in self._session.get_outputs()]
+            for name, value in zip(produced, results):
+                if name in self.recorded:
+                    self.recorded[name].append(np.array(value, copy=True))
+        self.runs += 1
+        return results
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - everything else is the session's
+        return getattr(self._session, name)
+
+
+_READ_ONLY: ContextVar[frozenset[str] | None] = ContextVar("onnx_lint_calibrated_tensors", default=None)
+_selection_installed = False
+
+
+def _install_selection() -> None:
+    """Wrap ORT's ``CalibraterBase.select_tensors_to_calibrate`` once; without a set in ``_READ_ONLY`` (another
+    run, another thread) it selects as ORT does."""
+    global _selection_installed
+    if _selection_installed:
+        return
+    from onnxruntime.quantization.calibrate import CalibraterBase
+
+    original = CalibraterBase.select_tensors_to_calibrate
+
+    def select(self, model):  # noqa: ANN001, ANN202 - ORT's interface
+        tensors, value_infos = original(self, model)
+        wanted = _READ_ONLY.get()
+        return (tensors if wanted is None else {t for t in tensors if t in wanted}), value_infos
+
+    CalibraterBase.select_tensors_to_calibrate = select
+    _selection_installed = True
+
+
+def read_by_quantizer(model_path: Path, op_types: list[str]) -> frozenset[str]:
+    """The activations whose ranges ``quantize_static`` reads when Q/DQ go on op inputs only: the inputs of
+    the op types it quantizes, and the outputs of the Relu/Clip among them (ORT gives a Relu's input the range
+    of its output). ORT calibrates every input and output of those ops; an output that no quantized op reads
+    (a Conv's, feeding an activation) only cost histogram and entropy time."""
+    model = onnx.load(str(model_path), load_external_data=False)
+    wanted = set(op_types)
+    read = {i for n in model.graph.node if n.op_type in wanted for i in n.input if i}
+    read |= {o for n in model.graph.node if n.op_type in wanted & {"Relu", "Clip"} for o in n.output if o}
+    return frozenset(read)
+
+
 def calibrate(fp32: Path, samples: list[Sample], method: str, op_types: list[str], work: Path,
-              progress: Progress, external_data: bool = False) -> dict[str, Path]:
-    """Write the ranges of the tensors ``quantize_static`` will need; returns one cache file per method.
+              progress: Progress, external_data: bool = False, outputs: list[str] | None = None,
+              record: int = 0, inputs_only: bool = False) -> tuple[dict[str, Path], dict[str, list[np.ndarray]] | None]:
+    """Write the ranges of the tensors ``quantize_static`` will need; returns one cache file per method and,
+    with ``record``, the graph ``outputs`` of the first ``record`` samples (None if they were not all seen).
 
     ``auto`` collects histograms once and writes both the entropy ranges and the
     MinMax ranges (the histogram collector keeps each tensor's min and max, the
     same values ORT's MinMax calibrator reduces to), so the pipeline can build
-    with each and keep the one closer to FP32.
+    with each and keep the one closer to FP32. A cache holds only the ranges:
+    ``quantize_static`` reads nothing else, and the histograms made its JSON
+    large to write and to read back at every build. With ``inputs_only`` (Q/DQ on
+    op inputs only) only the tensors it will read are calibrated
+    (``read_by_quantizer``); each tensor's range depends on that tensor alone.
     """
     from onnxruntime.quantization import CalibrationMethod
     from onnxruntime.quantization.calibrate import TensorData, TensorsData, create_calibrator, save_tensors_data
 
     histogram = method in ("entropy", "auto")
     options = {"num_bins": ENTROPY_BINS, "num_quantized_bins": QUANTIZED_BINS} if histogram else {}
-    with quiet_onnxruntime(), fast_entropy():
-        calibrator = create_calibrator(fp32, op_types, augmented_model_path=str(work / "ranges.aug.onnx"),
-                                       calibrate_method=ort_method("entropy" if histogram else method),
-                                       use_external_data_format=external_data, extra_options=options)
-        calibrator.collect_data(_reader(samples, progress))
-        data = {"entropy" if histogram else method: calibrator.compute_data()}
+    _install_selection()
+    token = _READ_ONLY.set(read_by_quantizer(fp32, op_types) if inputs_only else None)
+    try:
+        with quiet_onnxruntime(), fast_entropy():
+            calibrator = create_calibrator(fp32, op_types, augmented_model_path=str(work / "ranges.aug.onnx"),
+                                           calibrate_method=ort_method("entropy" if histogram else method),
+                                           use_external_data_format=external_data, extra_options=options)
+            recording = _Recording(calibrator.infer_session, outputs or [], record)
+            calibrator.infer_session = recording
+            calibrator.collect_data(_reader(samples, progress))
+            data = {"entropy" if histogram else method: calibrator.compute_data()}
+    finally:
+        _READ_ONLY.reset(token)
     if method == "auto":
         extremes = {name: TensorData(lowest=np.asarray(h[2], np.float32), highest=np.asarray(h[3], np.float32))
                     for name, h in calibrator.collector.histogram_dict.items() if name in data["entropy"]}
@@ -103,8 +176,11 @@ def calibrate(fp32: Path, samples: list[Sample], method: str, op_types: list[str
     for name, ranges in data.items():
         _finite_ranges(ranges)
         caches[name] = work / f"ranges-{name}.json"
-        save_tensors_data(ranges, caches[name])
-    return caches
+        only = {tensor: TensorData(lowest=value.range_value[0], highest=value.range_value[1])
+                for tensor, value in ranges.items()}
+        save_tensors_data(TensorsData(ranges.calibration_method, only), caches[name])
+    seen = all(len(v) == record for v in recording.recorded.values()) and recording.recorded
+    return caches, (recording.recorded if record and seen else None)
 
 
 def _finite_ranges(data) -> None:  # noqa: ANN001 - ORT's TensorsData

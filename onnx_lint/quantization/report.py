@@ -1,9 +1,53 @@
-"""The accuracy table, as text for a terminal and as data for ``--report``."""
+"""What quantize did and how close the result is: the report, as data for ``--report`` and as text.
+
+The pipeline fills a ``QuantizeReport``; the CLI, the language server and the API
+show it with the formatting here or as its JSON.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from onnx_lint.formats.escape import safe_text  # output and node names come from the model
-from onnx_lint.quantization.pipeline import QuantizeReport
+from onnx_lint.quantization.options import EXIT_FP16_ONLY
+from onnx_lint.quantization.validation import OutputAgreement
+
+
+@dataclass
+class QuantizeReport:
+    """What was done and how close the result is to the FP32 model."""
+
+    model: str
+    output: str
+    calibration: dict
+    fixes: list[dict] = field(default_factory=list)
+    opset: dict = field(default_factory=dict)
+    nodes: dict = field(default_factory=dict)
+    validation: dict = field(default_factory=dict)
+    outputs: list[OutputAgreement] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    fp16_only: bool = False
+    kept_in_float: list[dict] = field(default_factory=list)  # why nodes stayed out of INT8
+    fallback: dict | None = None
+    fp32_scales: dict | None = None  # INT8 islands whose Q/DQ keep float32 scales for ORT's fused kernels
+    written: bool = True
+    coverage: dict | None = None  # the INT8 share of the compute nodes' multiply-accumulates (coverage.py)
+
+    @property
+    def exit_code(self) -> int:
+        if not self.written:
+            return 1
+        return EXIT_FP16_ONLY if self.fp16_only else 0
+
+    def to_json(self) -> dict:
+        return {
+            "model": self.model, "output": self.output, "written": self.written, "fp16_only": self.fp16_only,
+            "calibration": self.calibration, "fixes": self.fixes, "opset": self.opset, "nodes": self.nodes,
+            "validation": self.validation, "kept_in_float": self.kept_in_float, "fp32_scales": self.fp32_scales,
+            "fallback": self.fallback, "coverage": self.coverage,
+            "outputs": [o.to_json() for o in self.outputs],
+            "warnings": list(self.warnings),
+        }
 
 COLUMNS = ("output", "shape", "FP32 max |x|", "cosine similarity", "relative error", "max abs error")
 
@@ -40,13 +84,17 @@ def format_fallback(report: QuantizeReport) -> list[str]:
         return [f"  accuracy target: cosine >= {fb['target']} NOT met: {fb['stopped']}"]
     verdict = "met" if fb.get("met") else "NOT met" + (f" ({fb['stopped']})" if fb.get("stopped") else "")
     lines = [f"  accuracy target: cosine >= {fb['target']} {verdict}; first pass {fb.get('start_cosine', 0):.6f}, "
-             f"{fb.get('ranked', 0)} INT8 nodes ranked by the error they add"]
+             f"{fb.get('ranked', 0)} INT8 nodes ranked by the error they add per multiply-accumulate"]
     for k, step in enumerate(fb.get("steps", []), 1):
         moved = step["moved_to_fp16"]
         names = safe_text(", ".join(moved[:4])) + (f", ... ({len(moved)} nodes)" if len(moved) > 4 else "")
         ranges = f", {step['calibration']} ranges" if step.get("calibration") else ""
+        share = f", INT8 coverage {step['int8_mac_share']:.1%}" if "int8_mac_share" in step else ""
         lines.append(f"    step {k}: kept in FP16 {names}: cosine {step['cosine_before']:.6f} -> "
-                     f"{step['cosine_after']:.6f} ({step['int8_nodes_left']} INT8 nodes left{ranges})")
+                     f"{step['cosine_after']:.6f} ({step['int8_nodes_left']} INT8 nodes left{share}{ranges})")
+    if "int8_mac_share_kept" in fb:
+        lines.append(f"    kept {fb['int8_mac_share_kept']:.1%} of the multiply-accumulates in INT8 "
+                     f"(first pass {fb.get('start_int8_mac_share', 0):.1%})")
     return lines
 
 

@@ -114,3 +114,17 @@ def unit_of(fp32: onnx.ModelProto, name: str) -> list[str]:
     inputs = {i for i in target.input if i} - {i.name for i in fp32.graph.initializer}
     related = [n.name for n in nodes if n.name != name and (set(n.output) & inputs or set(n.input) & inputs)]
     return [name, *related]
+
+
+def order_by_error_per_mac(ranked: list[tuple[str, float]], macs_lost: dict[str, int]) -> list[tuple[str, float]]:
+    """``ranked`` reordered so each move buys the most accuracy for the least INT8 lost: by the error a node
+    adds over the multiply-accumulates that leave INT8 with it (``macs_lost``; a node costing none, a pooling
+    or a node without a known shape, counts as costing one). Nodes that add no error keep their order, last.
+
+    The error-only order would move one large layer with a little more error before a small layer with
+    almost as much, giving up far more INT8 work for about the same accuracy.
+    """
+    helpful = [(name, error) for name, error in ranked if error > 0]
+    rest = [(name, error) for name, error in ranked if not error > 0]
+    helpful.sort(key=lambda item: -item[1] / max(1, macs_lost.get(item[0], 0)))
+    return helpful + rest

@@ -250,16 +250,23 @@ _PASS_THROUGH = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identi
 
 def class_score_outputs(model: onnx.ModelProto) -> frozenset[str]:
     """Graph outputs that a classifier head computes: a Gemm/MatMul (logits) or a Softmax, LogSoftmax or
-    Sigmoid (probabilities), possibly reshaped. Their shape is checked on the values (``class_agreement``)."""
+    Sigmoid (probabilities, or a softmax spelled out as Exp / sum), possibly reshaped. Their shape is checked
+    on the values (``class_agreement``)."""
     producer = {o: n for n in model.graph.node for o in n.output if o}
     found = set()
     for output in model.graph.output:
         node = producer.get(output.name)
         while node is not None and node.op_type in _PASS_THROUGH and node.input:
             node = producer.get(node.input[0])
-        if node is not None and node.op_type in _CLASS_HEADS:
+        if node is not None and (node.op_type in _CLASS_HEADS or _spelled_out_softmax(node, producer)):
             found.add(output.name)
     return frozenset(found)
+
+
+def _spelled_out_softmax(node: onnx.NodeProto, producer: dict[str, onnx.NodeProto]) -> bool:
+    """``Exp(x) / sum(Exp(x))`` as exporters write a softmax (tf2onnx, jax2tf: magika's ``target_label``)."""
+    numerator = producer.get(node.input[0]) if node.op_type == "Div" and node.input else None
+    return numerator is not None and numerator.op_type == "Exp"
 
 
 def class_agreement(reference: list[np.ndarray], candidate: list[np.ndarray]) -> tuple[float | None, float | None]:
