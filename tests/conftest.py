@@ -89,7 +89,8 @@ MODULE_MARKERS: dict[str, tuple[str, ...]] = {
     "test_quantize": ("quantize", "real_models", "slow"),
     # builds a wheel, a virtual environment, pre-commit's environment, the action; 200 fuzz runs
     "test_release": _SLOW, "test_precommit": _SLOW, "test_github_action": _SLOW, "test_fuzz": _SLOW,
-    "test_benchmarks_smoke": _SLOW, "test_modelopt_ports": _SLOW, "test_add_rule": _SLOW,
+    "test_benchmarks_smoke": _SLOW, "test_modelopt_ports": _SLOW,
+    "test_add_rule": _SLOW,  # 13: a scratch checkout and the completeness test run in it
     # measured alone, wall seconds under a load of 5 to 8 on 2 cores (90: stopped at 90 s)
     "test_api": _SLOW,  # 90
     "test_bad_input": _SLOW,  # 90
