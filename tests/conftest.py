@@ -83,15 +83,15 @@ MODULE_MARKERS: dict[str, tuple[str, ...]] = {
     "test_real_models": ("real_models", "slow"),
     "test_optimum_exports": ("real_models", "slow"),
     "test_engine_truth": ("real_models", "slow"),  # 73
-    "test_orphan_value_info": ("real_models", "slow"),
+    "test_orphan_value_info": ("real_models", "slow"),  # 24
     "test_baked_batch": ("real_models",),
     "test_scoped_names": ("real_models",),
     "test_quantize": ("quantize", "real_models", "slow"),
-    # builds a wheel, a virtual environment, pre-commit's environment, the action; 200 fuzz runs
+    # builds a wheel and a virtual environment, pre-commit's environment, runs actionlint; 200 fuzz runs
     "test_release": _SLOW, "test_precommit": _SLOW, "test_github_action": _SLOW, "test_fuzz": _SLOW,
-    "test_benchmarks_smoke": _SLOW, "test_modelopt_ports": _SLOW,
     "test_add_rule": _SLOW,  # 13: a scratch checkout and the completeness test run in it
-    # measured alone, wall seconds under a load of 5 to 8 on 2 cores (90: stopped at 90 s)
+    # measured alone, wall seconds under a load of 5 to 8 on 2 cores (90, 120: stopped there)
+    "test_benchmarks_smoke": _SLOW,  # 120
     "test_api": _SLOW,  # 90
     "test_bad_input": _SLOW,  # 90
     "test_cli": _SLOW,  # 90
@@ -114,6 +114,7 @@ MODULE_MARKERS: dict[str, tuple[str, ...]] = {
     "test_write_faults": _SLOW,  # 26
     "test_rules": _SLOW,  # 23
     "test_neighbourhood": _SLOW,  # 17
+    "test_modelopt_ports": _SLOW,  # 17
     "test_private_caches": _SLOW,  # 16
     "test_budget": _SLOW,  # 15
     "test_server_writes": _SLOW,  # 14
