@@ -1,7 +1,7 @@
 """Small models that each break FP16 conversion, INT8 quantization or ONNX Runtime (OL102-OL108, OL2xx),
 each with a healthy twin that differs only in the defect.
 
-Used by ``make_examples.py`` and by ``tests/test_readiness.py``.
+Used by ``make_examples.py``, by ``tests/test_readiness.py`` and by the fixture table ``tests/rule_fixtures.py``.
 """
 
 from __future__ import annotations
@@ -149,5 +149,3 @@ READINESS = {
     "qdq_pair_mismatch": (qdq_pair_mismatch, "OL204: Q scale 0.02, DQ scale 0.04", {"OL202", "OL204"}),
     "qdq_uint8_zero_point": (qdq_uint8_zero_point, "OL205: uint8 zero-point (TensorRT)", {"OL202", "OL205"}),
 }
-# The healthy twins of the Q/DQ examples (bad=False) still hold Q/DQ: they give the OL202 note.
-TWIN_CODES = {"qdq_zero_scale": {"OL202"}, "qdq_pair_mismatch": {"OL202"}, "qdq_uint8_zero_point": {"OL202"}}

@@ -70,3 +70,58 @@ def output_dims(path: Path, index: int = 0) -> list:
     model = onnx.load(path, load_external_data=False)
     shape = model.graph.output[index].type.tensor_type.shape
     return [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in shape.dim]
+
+
+# Markers by test module, so that `python -m pytest -m "not slow"` is a loop of under a minute
+# while plain `python -m pytest` (the README's command, what CI runs) still runs everything.
+# `slow`: the module ran longer than about 12 s alone on the shared 2-core machine, or it builds
+# environments, wheels or editors (CONTRIBUTING.md has the fast loop's time and the full suite's).
+_SLOW = ("slow",)
+MODULE_MARKERS: dict[str, tuple[str, ...]] = {
+    "test_editors": ("editors", "slow"),
+    "test_vscode_extension": ("editors", "slow"),
+    "test_real_models": ("real_models", "slow"),
+    "test_optimum_exports": ("real_models", "slow"),
+    "test_engine_truth": ("real_models", "slow"),  # 73
+    "test_orphan_value_info": ("real_models", "slow"),  # 24
+    "test_baked_batch": ("real_models",),
+    "test_scoped_names": ("real_models",),
+    "test_quantize": ("quantize", "real_models", "slow"),
+    # builds a wheel and a virtual environment, pre-commit's environment, runs actionlint; 200 fuzz runs
+    "test_release": _SLOW, "test_precommit": _SLOW, "test_github_action": _SLOW, "test_fuzz": _SLOW,
+    "test_add_rule": _SLOW,  # 13: a scratch checkout and the completeness test run in it
+    # measured alone, wall seconds under a load of 5 to 8 on 2 cores (90, 120: stopped there)
+    "test_benchmarks_smoke": _SLOW,  # 120
+    "test_api": _SLOW,  # 90
+    "test_bad_input": _SLOW,  # 90
+    "test_cli": _SLOW,  # 90
+    "test_server": _SLOW,  # 90
+    "test_shard": _SLOW,  # 86
+    "test_docs_and_examples": _SLOW,  # 79
+    "test_server_trust": _SLOW,  # 62
+    "test_inference": _SLOW,  # 52
+    "test_server_reliability": _SLOW,  # 49
+    "test_consequences": _SLOW,  # 43
+    "test_fix_model": _SLOW,  # 41
+    "test_hostile_writes": _SLOW,  # 39
+    "test_diff": _SLOW,  # 38
+    "test_readiness": _SLOW,  # 37
+    "test_sandbox": _SLOW,  # 36
+    "test_fix_contract": _SLOW,  # 35
+    "test_root_cause": _SLOW,  # 33
+    "test_probe_data": _SLOW,  # 33
+    "test_server_footprint": _SLOW,  # 26
+    "test_write_faults": _SLOW,  # 26
+    "test_rules": _SLOW,  # 23
+    "test_neighbourhood": _SLOW,  # 17
+    "test_modelopt_ports": _SLOW,  # 17
+    "test_private_caches": _SLOW,  # 16
+    "test_budget": _SLOW,  # 15
+    "test_server_writes": _SLOW,  # 14
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for marker in MODULE_MARKERS.get(item.path.stem, ()):
+            item.add_marker(marker)
