@@ -46,9 +46,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from onnx_lint.context import LintContext
-from onnx_lint.diagnostics import Diagnostic, Severity
-from onnx_lint.rule_api import Rule
+from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.diagnostics import Diagnostic, Severity
+from onnx_lint.lint.rule_api import Rule
 
 
 class {cls}(Rule):

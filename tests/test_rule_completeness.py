@@ -19,7 +19,7 @@ import pytest
 from rule_fixtures import FIXTURES
 from snapshot import SNAPSHOTS
 
-from onnx_lint.rule_api import Rule
+from onnx_lint.lint.rule_api import Rule
 from onnx_lint.rules import ALL_RULES, RULES_BY_CODE
 
 ROOT = Path(__file__).resolve().parent.parent
