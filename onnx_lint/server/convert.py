@@ -1,7 +1,7 @@
 """onnx-lint diagnostics as LSP diagnostics, for the model file and for its textual view.
 
 On the binary model file every finding sits at line 0 (there are no lines);
-its message starts with the location. In the textual view it sits on the
+its message ends with the location. In the textual view it sits on the
 anchor of its location: the output's name in the graph header, the node's
 line. ``data`` carries what a quick fix needs, so a client can hand it back.
 """
@@ -80,7 +80,9 @@ def to_lsp(diagnostic: Diagnostic, model_uri: str, view: ModelView | None = None
     url = rule_url(diagnostic.code)
     anchor = view.find(diagnostic.location.path, diagnostic.location.tensor) if view is not None else None
     where = diagnostic.location.display()
-    message = diagnostic.message if view is not None else f"{where}: {diagnostic.message}"
+    # The problem leads (the Problems panel cuts long rows); on the binary file, where every entry
+    # sits at line 1, the location follows it.
+    message = diagnostic.message if view is not None else f"{diagnostic.message} (at {where})"
     if diagnostic.notes:
         message += "\n" + "\n".join(f"note: {n}" for n in diagnostic.notes)
     return lsp.Diagnostic(
