@@ -279,13 +279,22 @@ def llm_decoder(folder: Path, layers: int = 32, hidden: int = 4096, ffn: int = 1
         inits.append(tensor)
         return tensor_name
 
+    def rms_norm(x: str, scale: str, out: str) -> list[onnx.NodeProto]:
+        """LlamaRMSNorm as torch.onnx exports it: x / sqrt(mean(x * x) + eps) * scale."""
+        return [h.make_node("Mul", [x, x], [out + "_sq"], name=out + "_sq"),
+                h.make_node("ReduceMean", [out + "_sq"], [out + "_ms"], name=out + "_ms", axes=[-1], keepdims=1),
+                h.make_node("Add", [out + "_ms", "rms_eps"], [out + "_eps"], name=out + "_eps"),
+                h.make_node("Sqrt", [out + "_eps"], [out + "_rms"], name=out + "_rms"),
+                h.make_node("Div", [x, out + "_rms"], [out + "_x"], name=out + "_x"),
+                h.make_node("Mul", [out + "_x", scale], [out], name=out)]
+
+    inits.append(h.make_tensor("rms_eps", T.FLOAT16, [], [1e-5]))
     body.append(h.make_node("Gather", [weight("embed", [vocab, hidden]), "input_ids"], ["h0"], name="embed"))
     prev = "h0"
     for i in range(layers):
         p = f"l{i}_"
         body += [
-            h.make_node("SimplifiedLayerNormalization", [prev, weight(p + "ln1", [hidden])], [p + "n1"],
-                        name=p + "ln1", domain="com.microsoft", axis=-1, epsilon=1e-5),
+            *rms_norm(prev, weight(p + "ln1", [hidden]), p + "n1"),
             h.make_node("MatMul", [p + "n1", weight(p + "wq", [hidden, hidden])], [p + "q"], name=p + "q"),
             h.make_node("MatMul", [p + "n1", weight(p + "wk", [hidden, hidden])], [p + "k"], name=p + "k"),
             h.make_node("MatMul", [p + "n1", weight(p + "wv", [hidden, hidden])], [p + "v"], name=p + "v"),
@@ -293,8 +302,7 @@ def llm_decoder(folder: Path, layers: int = 32, hidden: int = 4096, ffn: int = 1
             h.make_node("Add", [p + "qk", p + "v"], [p + "att"], name=p + "att"),
             h.make_node("MatMul", [p + "att", weight(p + "wo", [hidden, hidden])], [p + "o"], name=p + "o"),
             h.make_node("Add", [prev, p + "o"], [p + "r1"], name=p + "r1"),
-            h.make_node("SimplifiedLayerNormalization", [p + "r1", weight(p + "ln2", [hidden])], [p + "n2"],
-                        name=p + "ln2", domain="com.microsoft", axis=-1, epsilon=1e-5),
+            *rms_norm(p + "r1", weight(p + "ln2", [hidden]), p + "n2"),
             h.make_node("MatMul", [p + "n2", weight(p + "wg", [hidden, ffn])], [p + "g"], name=p + "g"),
             h.make_node("MatMul", [p + "n2", weight(p + "wu", [hidden, ffn])], [p + "u"], name=p + "u"),
             h.make_node("Sigmoid", [p + "g"], [p + "gs"], name=p + "gs"),
@@ -306,8 +314,7 @@ def llm_decoder(folder: Path, layers: int = 32, hidden: int = 4096, ffn: int = 1
         prev = p + "out"
     body.append(h.make_node("MatMul", [prev, weight("lm_head", [hidden, vocab])], ["logits"], name="lm_head"))
     model = _model(body, [h.make_tensor_value_info("input_ids", T.INT64, ["batch", "sequence_length"])],
-                   [h.make_tensor_value_info("logits", T.FLOAT16, ["batch", "sequence_length", vocab])], inits,
-                   extra_opsets=[("com.microsoft", 1)])
+                   [h.make_tensor_value_info("logits", T.FLOAT16, ["batch", "sequence_length", vocab])], inits)
     path = folder / f"{name}.onnx"
     path.write_bytes(model.SerializeToString())
     with open(folder / f"{name}.onnx.data", "wb") as handle:
