@@ -87,11 +87,17 @@ class DropDuplicateValueInfo:
                     continue
             keep.append(value)
         if len(keep) != len(graph.value_info):
-            copies = [type(v)() for v in keep]
-            for copy, value in zip(copies, keep):
-                copy.CopyFrom(value)
-            del graph.value_info[:]
-            graph.value_info.extend(copies)
+            _replace_all(graph.value_info, keep)
+
+
+def _replace_all(field, items: list) -> None:
+    """Make a repeated message field hold ``items`` (its own elements, kept or reordered): they are copied
+    first, because clearing the field invalidates the references that ``items`` holds."""
+    copies = [type(item)() for item in items]
+    for copy, item in zip(copies, items):
+        copy.CopyFrom(item)
+    del field[:]
+    field.extend(copies)
 
 
 @dataclass(frozen=True)
@@ -109,12 +115,7 @@ class SortNodes:
             raise KeyError(f"{self.graph} has a dependency cycle: no order exists")
         if order == list(range(len(graph.node))):
             return
-        nodes = [graph.node[i] for i in order]
-        copies = [type(n)() for n in nodes]
-        for copy, node in zip(copies, nodes):
-            copy.CopyFrom(node)
-        del graph.node[:]
-        graph.node.extend(copies)
+        _replace_all(graph.node, [graph.node[i] for i in order])
 
 
 @dataclass(frozen=True)
