@@ -155,7 +155,7 @@ def test_batch_baked_reshape_breaks_at_another_batch_size(save):
 def test_runtime_facts_come_from_onnx_runtime_and_are_cached_per_version(tmp_path):
     """Gathered in a child process (the lint process never imports onnxruntime) and written once."""
     pytest.importorskip("onnxruntime")
-    probe = ("import json, sys\nfrom onnx_lint import runtime_facts as r\nf = r.runtime_facts()\n"
+    probe = ("import json, sys\nfrom onnx_lint.engines import ort_registry as r\nf = r.runtime_facts()\n"
              "print(json.dumps([f.max_ir_version, f.max_opsets.get(''), len(f.kernels), "
              "'onnxruntime' in sys.modules]))")
     env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path)}
