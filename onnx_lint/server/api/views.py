@@ -7,6 +7,8 @@ so a busy worker never blocks the editor's pointer.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -31,6 +33,15 @@ _CONVERTER = get_converter()  # lsprotocol's own: LSP types to the JSON a comman
 
 def _as_json(diagnostics: list[lsp.Diagnostic]) -> list[Any]:
     return [_CONVERTER.unstructure(d) for d in diagnostics]
+
+
+async def _view_job(ls: OnnxLintServer, path: Path, failure: str, job: Callable[..., Any], *args: Any) -> Any:
+    """Run a view's job in a worker; a failed, crashed or timed-out job becomes the request's error."""
+    session = ls.session
+    try:
+        return await session.pool.run(job, str(path), *args, timeout=session.settings.lint_timeout)
+    except (JobFailed, WorkerCrashed, asyncio.TimeoutError) as exc:
+        raise request_failed(f"{path.name}: {failure}: {exc or 'timed out'}") from None
 
 
 def register(server: OnnxLintServer) -> None:
@@ -83,36 +94,23 @@ def register(server: OnnxLintServer) -> None:
     @server.command("onnx-lint.findingGraph")
     async def finding_graph(ls: OnnxLintServer, *arguments: Any) -> dict:
         """The neighbourhood of one finding, for drawing: (model URI, the diagnostic's data.location)."""
-        session = ls.session
         path = path_argument(arguments)
         location = arguments[1] if len(arguments) > 1 else None
         if not isinstance(location, dict) or not isinstance(location.get("path"), str):
             raise invalid_params("expected the diagnostic's data.location as the second argument")
         fields = {k: location.get(k) for k in ("path", "tensor", "node", "op_type")}
-        try:
-            return await session.pool.run(jobs.graph_job, str(path), fields, timeout=session.settings.lint_timeout)
-        except (JobFailed, WorkerCrashed, asyncio.TimeoutError) as exc:
-            raise request_failed(f"{path.name}: cannot draw this finding: {exc or 'timed out'}") from None
+        return await _view_job(ls, path, "cannot draw this finding", jobs.graph_job, fields)
 
     @server.command("onnx-lint.modelGraph")
     async def model_graph(ls: OnnxLintServer, *arguments: Any) -> dict:
         """The whole model as a graph (every graph, compactly), for the graph view: (model URI)."""
-        session = ls.session
         path = path_argument(arguments)
-        try:
-            return await session.pool.run(jobs.model_graph_job, str(path), timeout=session.settings.lint_timeout)
-        except (JobFailed, WorkerCrashed, asyncio.TimeoutError) as exc:
-            raise request_failed(f"{path.name}: no graph: {exc or 'timed out'}") from None
+        return await _view_job(ls, path, "no graph", jobs.model_graph_job)
 
     @server.command("onnx-lint.graphNode")
     async def graph_node(ls: OnnxLintServer, *arguments: Any) -> dict:
         """One node in detail for the graph view: (model URI, graph path, node index)."""
-        session = ls.session
         path = path_argument(arguments)
         if len(arguments) < 3 or not isinstance(arguments[1], str) or not isinstance(arguments[2], int):
             raise invalid_params("expected (model URI, graph path, node index)")
-        try:
-            return await session.pool.run(jobs.graph_node_job, str(path), arguments[1], arguments[2],
-                                          timeout=session.settings.lint_timeout)
-        except (JobFailed, WorkerCrashed, asyncio.TimeoutError) as exc:
-            raise request_failed(f"{path.name}: no details for this node: {exc or 'timed out'}") from None
+        return await _view_job(ls, path, "no details for this node", jobs.graph_node_job, arguments[1], arguments[2])
