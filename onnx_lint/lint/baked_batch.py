@@ -79,10 +79,11 @@ def baked_reshapes(scope: GraphScope, oracle: ShapeOracle, model: onnx.ModelProt
     """Reshapes of the main graph that, in both pinned runs, drop exactly one batch dim's worth of elements."""
     names = batch_names(model)
     candidates = computed_target_reshapes(scope, ConstantLookup()) if names else []
-    # A target whose dims data propagation already derives with the batch's own name keeps the
-    # batch; only the others need the two pinned runs (which cost two more inferences).
-    derived = oracle.values(ROOT)
-    candidates = [i for i in candidates if not _keeps_batch(derived, scope.graph.node[i].output[0], names)]
+    if candidates:
+        # A target whose dims data propagation already derives with the batch's own name keeps the
+        # batch; only the others need the two pinned runs (which cost two more inferences).
+        derived = oracle.values(ROOT)
+        candidates = [i for i in candidates if not _keeps_batch(derived, scope.graph.node[i].output[0], names)]
     if not candidates:
         return []
     runs = [oracle.named_pins(run) for run in (0, 1)]
