@@ -26,6 +26,11 @@ Prefetch = ForkedCall[tuple[bytes | None, str | None]]
 _PREFETCHED: dict[int, tuple[weakref.ref, Prefetch]] = {}
 
 
+def worth_forking(graph: onnx.GraphProto) -> bool:
+    """Whether a main graph is large enough that a forked child overlaps more than the fork costs."""
+    return len(graph.node) + len(graph.initializer) >= PREFETCH_MIN_ENTRIES
+
+
 def prefetch_inference(loaded: LoadedModel) -> Prefetch | None:
     """Start ONNX's inference of a large model, parsed but not yet scanned or validated, in a forked
     child, whose answer ``ShapeOracle`` collects; ``None`` where nothing started. A caller whose
@@ -43,7 +48,7 @@ def prefetch_inference(loaded: LoadedModel) -> Prefetch | None:
     down.
     """
     graph = loaded.model.graph
-    if len(graph.node) + len(graph.initializer) < PREFETCH_MIN_ENTRIES:
+    if not worth_forking(graph):
         return None
     call = ForkedCall.start(partial(_infer_serialized, loaded.model, loaded.data))
     if call is None:

@@ -20,7 +20,7 @@ from onnx_lint.engines.checker import inherit_passing_verdict, start_full_check
 from onnx_lint.engines.engine import Engine
 from onnx_lint.engines.forked import ForkedCall
 from onnx_lint.engines.ort_load_check import runtime_available, runtime_checkable, runtime_load_error
-from onnx_lint.engines.prefetch import PREFETCH_MIN_ENTRIES
+from onnx_lint.engines.prefetch import worth_forking
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.linter import Enabled, run_rules
@@ -183,8 +183,7 @@ def _start_full_check(original: LoadedModel, data: bytes) -> ForkedCall[tuple[st
 
     Small models are checked in-process at the write: a fork costs more there than it overlaps.
     """
-    graph = original.model.graph
-    if len(graph.node) + len(graph.initializer) < PREFETCH_MIN_ENTRIES:
+    if not worth_forking(original.model.graph):
         return None
     return start_full_check(data, original.data, original.scope_paths if original.has_external_data else None)
 
