@@ -15,6 +15,7 @@ import onnx
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.neighbourhood import _Labeller
 from onnx_lint.model.graphs import ONNX_DOMAINS, GraphScope, subgraph_attributes
+from onnx_lint.server.graph_groups import group_columns
 
 MAX_LIST = 8  # attribute list items shown before "…"
 MAX_TEXT = 80  # characters of a string attribute shown
@@ -65,12 +66,15 @@ def graph_structure(scope: GraphScope) -> dict[str, Any]:
                  for i in scope.special() for segment, _g in subgraph_attributes(graph.node[i])]
     initializers = [index[t.name] for t in graph.initializer if t.name in index]
     initializers += [index[t.values.name] for t in graph.sparse_initializer if t.values.name in index]
+    node_names = [_text(n) for n in texts[2::3]]
+    groups = group_columns(graph, node_names, list(ops), node_op, inputs, inputs_end, outputs, outputs_end,
+                           len(tensors), initializers)
     return {
         "path": scope.path,
         "name": graph.name,
         "ops": list(ops),
         "nodeOp": node_op,
-        "nodeName": [_text(n) for n in texts[2::3]],
+        "nodeName": node_names,
         "tensors": list(tensors),
         "inputs": inputs, "inputEnd": inputs_end,
         "outputs": outputs, "outputEnd": outputs_end,
@@ -78,6 +82,7 @@ def graph_structure(scope: GraphScope) -> dict[str, Any]:
         "graphOutputs": [index[v.name] for v in graph.output],
         "initializers": initializers,
         "subgraphs": subgraphs,
+        **groups,
     }
 
 

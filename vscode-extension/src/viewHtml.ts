@@ -110,9 +110,17 @@ function tensorTable(title: string, rows: TensorRow[], derived: boolean): string
 
 const SEVERITY_WORD = { error: "Error", warning: "Warning", info: "Info" };
 
-/** Findings located in a graph can be drawn; a model-level one (an unreadable file) cannot. */
+/**
+ * Findings located on a graph element can be shown in the graph: a node, a graph input, output or
+ * value_info, an initializer (shown by the nodes that read it), or a tensor or node a graph names. The
+ * model itself, its IR version and its opset imports are not graph elements, nor a graph as a whole.
+ */
 export function drawable(d: ViewDiagnostic): boolean {
-  return d.location !== null && (d.location.path === "graph" || d.location.path.startsWith("graph/"));
+  const where = d.location;
+  if (where === null || !(where.path === "graph" || where.path.startsWith("graph/"))) {
+    return false;
+  }
+  return /\]$/.test(where.path) || Boolean(where.tensor) || Boolean(where.node);
 }
 
 /** The findings the whole-graph view places: those located in a graph. */

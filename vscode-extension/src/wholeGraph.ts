@@ -1,10 +1,9 @@
 // Pure logic (no `vscode`, no DOM): the whole model as a graph, reduced to what can be drawn.
 //
-// The server sends every graph as columns (`onnx-lint.modelGraph`). A 100k-node graph cannot be laid
-// out or drawn node by node, so nodes are grouped into nested blocks of consecutive nodes (file order is
-// topological order, so a block is a stretch of the computation: linear chains and repeated layers
-// collapse into one box each, and blocks with the same operators say they are alike). Only what is
-// expanded is laid out: the overview of a 100k-node model is a few dozen boxes.
+// The server sends every graph as columns (`onnx-lint.modelGraph`), with its nodes grouped the way the
+// model is built (onnx_lint/server/graph_groups.py): name scopes, numbered repeats as one series, chains
+// cut into their repeats, ranges last. A collapsed group is one box; only what is expanded is laid out,
+// so the overview of a 100k-node model is a few dozen boxes.
 
 export interface GraphColumns {
   path: string;
@@ -21,6 +20,14 @@ export interface GraphColumns {
   graphOutputs: number[];
   initializers: number[];
   subgraphs: [number, string, string][];
+  // The groups, numbered parents first (a group's descendants follow it); -1: the graph itself.
+  groupParent: number[];
+  groupKind: string[]; // scope | series | repeat | range
+  groupLabel: string[];
+  groupNote: string[]; // "32 × 27 nodes" for a series
+  groupTitle: string[]; // the full name, unique in its graph
+  groupSize: number[];
+  nodeGroup: number[]; // each node's innermost group
 }
 
 export interface ModelGraph {
@@ -40,11 +47,6 @@ export interface GraphFinding {
   node?: string | null;
 }
 
-/** Nodes a block shows directly; a bigger block holds sub-blocks. */
-export const LEAF = 120;
-/** Sub-blocks per block at most (the overview of any graph has about this many boxes). */
-export const FANOUT = 48;
-
 const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1 };
 
 export function worse(a: Severity | undefined, b: Severity | undefined): Severity | undefined {
@@ -54,29 +56,8 @@ export function worse(a: Severity | undefined, b: Severity | undefined): Severit
   return !b || RANK[a] >= RANK[b] ? a : b;
 }
 
-/** A range of consecutive nodes [first, last) of one graph. */
-export interface Block {
-  first: number;
-  last: number;
-}
-
-export function blockKey(graph: number, block: Block): string {
-  return `${graph}:b${block.first}-${block.last}`;
-}
-
-/** The sub-blocks of a block, or null when it shows its nodes directly. */
-export function childBlocks(block: Block): Block[] | null {
-  const size = block.last - block.first;
-  if (size <= LEAF) {
-    return null;
-  }
-  const pieces = Math.min(FANOUT, Math.ceil(size / LEAF));
-  const step = Math.ceil(size / pieces);
-  const blocks: Block[] = [];
-  for (let first = block.first; first < block.last; first += step) {
-    blocks.push({ first, last: Math.min(block.last, first + step) });
-  }
-  return blocks;
+export function groupKey(graph: number, columns: GraphColumns, group: number): string {
+  return `${graph}:g:${columns.groupTitle[group]}`;
 }
 
 /** What one graph's columns say, indexed once: who produces each tensor, which are weights, its findings. */
@@ -88,7 +69,12 @@ export class GraphIndex {
   readonly tensorSeverity = new Map<number, Severity>();
   readonly nodeFindings = new Map<number, number[]>();
   readonly bodies = new Map<number, number[]>(); // node -> graph indices of its bodies
+  readonly groups: number;
+  readonly subtreeEnd: Int32Array; // a group's descendants are the groups numbered up to this
+  private readonly byGroup: Int32Array; // the nodes, group by group in number order (-1 first)
+  private readonly groupStart: Int32Array; // where group g's own nodes start in byGroup: [g + 1]
   private tensorIds: Map<string, number> | undefined;
+  private nodeIds: Map<string, number> | undefined;
 
   constructor(readonly columns: GraphColumns, readonly graph: number) {
     const c = columns;
@@ -110,6 +96,26 @@ export class GraphIndex {
     for (const t of c.graphInputs) {
       this.isInput[t] = 1;
     }
+    // The groups: each one's subtree, and the nodes sorted by group (a counting sort, file order kept).
+    this.groups = c.groupParent.length;
+    this.subtreeEnd = new Int32Array(this.groups);
+    for (let g = this.groups - 1; g >= 0; g--) {
+      this.subtreeEnd[g] = Math.max(this.subtreeEnd[g], g + 1);
+      const parent = c.groupParent[g];
+      if (parent >= 0) {
+        this.subtreeEnd[parent] = Math.max(this.subtreeEnd[parent], this.subtreeEnd[g]);
+      }
+    }
+    this.groupStart = new Int32Array(this.groups + 2);
+    for (const g of c.nodeGroup) {
+      this.groupStart[g + 2] += 1;
+    }
+    for (let b = 1; b < this.groupStart.length; b++) {
+      this.groupStart[b] += this.groupStart[b - 1];
+    }
+    this.byGroup = new Int32Array(c.nodeGroup.length);
+    const next = this.groupStart.slice();
+    c.nodeGroup.forEach((g, node) => { this.byGroup[next[g + 1]++] = node; });
   }
 
   get size(): number {
@@ -121,6 +127,30 @@ export class GraphIndex {
       this.tensorIds = new Map(this.columns.tensors.map((t, i) => [t, i]));
     }
     return this.tensorIds.get(name);
+  }
+
+  nodeId(name: string): number | undefined {
+    if (!this.nodeIds) {
+      this.nodeIds = new Map();
+      this.columns.nodeName.forEach((n, i) => { if (n && !this.nodeIds!.has(n)) { this.nodeIds!.set(n, i); } });
+    }
+    return this.nodeIds.get(name);
+  }
+
+  /** The nodes that read a tensor (an initializer's consumers), in file order. */
+  readers(tensor: number): number[] {
+    const found: number[] = [];
+    const c = this.columns;
+    let node = 0;
+    for (let k = 0; k < c.inputs.length; k++) {
+      while (k >= c.inputEnd[node]) {
+        node++;
+      }
+      if (c.inputs[k] === tensor && found[found.length - 1] !== node) {
+        found.push(node);
+      }
+    }
+    return found;
   }
 
   inputsOf(node: number): number[] {
@@ -135,21 +165,43 @@ export class GraphIndex {
     return this.columns.ops[this.columns.nodeOp[node]];
   }
 
-  /** The worst finding severity among a block's nodes. */
-  blockSeverity(block: Block): Severity | undefined {
+  /** The worst finding severity among a group's nodes (a group's descendants are numbered after it). */
+  groupSeverity(group: number): Severity | undefined {
+    const [low, high] = [group, this.subtreeEnd[group]];
     let found: Severity | undefined;
     for (const [node, severity] of this.nodeSeverity) {
-      if (node >= block.first && node < block.last) {
+      const g = this.columns.nodeGroup[node];
+      if (g >= low && g < high) {
         found = worse(found, severity);
       }
     }
     return found;
   }
 
-  /** "MatMul×50, Add×50, Relu×20": the operators of a block, most frequent first. */
-  opSummary(block: Block, most = 3): string {
+  /** Every node of a group, its sub-groups' included, in file order within each group. */
+  groupNodes(group: number): Int32Array {
+    return this.byGroup.subarray(this.groupStart[group + 1], this.groupStart[this.subtreeEnd[group] + 1]);
+  }
+
+  /** The nodes drawn in a group itself (or, for -1, in the graph itself), not in a sub-group. */
+  directNodes(group: number): Int32Array {
+    return this.byGroup.subarray(this.groupStart[group + 1], this.groupStart[group + 2]);
+  }
+
+  childGroups(group: number): number[] {
+    const children: number[] = [];
+    for (let g = group + 1; g < (group < 0 ? this.groups : this.subtreeEnd[group]); g++) {
+      if (this.columns.groupParent[g] === group) {
+        children.push(g);
+      }
+    }
+    return children;
+  }
+
+  /** "MatMul×50, Add×50, Relu×20": the operators of a group, most frequent first. */
+  opSummary(group: number, most = 3): string {
     const counts = new Map<number, number>();
-    for (let i = block.first; i < block.last; i++) {
+    for (const i of this.groupNodes(group)) {
       const op = this.columns.nodeOp[i];
       counts.set(op, (counts.get(op) ?? 0) + 1);
     }
@@ -158,13 +210,10 @@ export class GraphIndex {
     return shown.join(", ") + (sorted.length > most ? ", …" : "");
   }
 
-  /** Blocks with the same operators in the same order are alike (a repeated layer): a signature of them. */
-  signature(block: Block): string {
-    let hash = 0;
-    for (let i = block.first; i < block.last; i++) {
-      hash = (Math.imul(hash, 31) + this.columns.nodeOp[i] + 1) | 0;
-    }
-    return `${block.last - block.first}:${hash}`;
+  /** "layers.0–31 (32 × 27 nodes)", "self_attn (42 nodes)": a group as its frame and its box say it. */
+  groupSizeText(group: number): string {
+    const c = this.columns;
+    return c.groupNote[group] || `${c.groupSize[group].toLocaleString("en")} node${c.groupSize[group] === 1 ? "" : "s"}`;
   }
 }
 
@@ -193,8 +242,12 @@ export class WholeGraph {
     }
   }
 
-  /** Where a finding is: (graph, node) when it names a node or a tensor some node computes. */
-  locate(finding: Pick<GraphFinding, "path" | "tensor">): { graph: number; node?: number; tensor?: number } | undefined {
+  /**
+   * Where a finding is: the node it names (by position, or by name), the node that computes the tensor it
+   * names, a graph input's first reader, or, for an initializer (a weight, which is not drawn), every
+   * node that reads it. Undefined for what is not in a graph (the model, its opset imports).
+   */
+  locate(finding: Pick<GraphFinding, "path" | "tensor" | "node">): Place | undefined {
     const match = ITEM.exec(finding.path);
     const graphPath = match?.groups?.graph ?? finding.path;
     const graph = this.byPath.get(graphPath);
@@ -203,18 +256,23 @@ export class WholeGraph {
     }
     const index = this.indexes[graph];
     const tensor = finding.tensor ? index.tensorId(finding.tensor) : undefined;
-    let node: number | undefined;
-    if (match?.groups?.kind === "node" && Number(match.groups.index) < index.size) {
-      node = Number(match.groups.index);
-    } else if (tensor !== undefined && index.producer[tensor] >= 0) {
-      node = index.producer[tensor];
-    } else if (tensor !== undefined) {  // a graph input or a weight: its first reader
-      const reader = index.columns.inputs.indexOf(tensor);
-      if (reader >= 0) {
-        node = index.columns.inputEnd.findIndex((end) => end > reader);
-      }
+    const kind = match?.groups?.kind;
+    if (kind === "node" && Number(match!.groups!.index) < index.size) {
+      return { graph, node: Number(match!.groups!.index), nodes: [Number(match!.groups!.index)], tensor };
     }
-    return { graph, node, tensor };
+    if (tensor !== undefined && (kind === "initializer" || index.weight[tensor])) {
+      const nodes = index.readers(tensor);
+      return { graph, node: nodes[0], nodes, tensor, initializer: true };
+    }
+    if (tensor !== undefined && index.producer[tensor] >= 0) {
+      return { graph, node: index.producer[tensor], nodes: [index.producer[tensor]], tensor };
+    }
+    if (tensor !== undefined) {  // a graph input: its first reader
+      const [reader] = index.readers(tensor);
+      return { graph, node: reader, nodes: reader === undefined ? [] : [reader], tensor };
+    }
+    const named = !kind && finding.node ? index.nodeId(finding.node) : undefined;  // a node named, not placed
+    return { graph, node: named, nodes: named === undefined ? [] : [named] };
   }
 
   private place(finding: GraphFinding): void {
@@ -226,9 +284,11 @@ export class WholeGraph {
     if (where.tensor !== undefined) {
       index.tensorSeverity.set(where.tensor, worse(index.tensorSeverity.get(where.tensor), finding.severity)!);
     }
-    if (where.node !== undefined) {
-      index.nodeSeverity.set(where.node, worse(index.nodeSeverity.get(where.node), finding.severity)!);
-      index.nodeFindings.set(where.node, [...(index.nodeFindings.get(where.node) ?? []), finding.index]);
+    for (const node of where.nodes) {
+      index.nodeSeverity.set(node, worse(index.nodeSeverity.get(node), finding.severity)!);
+      index.nodeFindings.set(node, [...(index.nodeFindings.get(node) ?? []), finding.index]);
+    }
+    if (where.nodes.length) {
       // A finding inside a body marks the node that owns the body, up to the main graph.
       let up = this.parent.get(where.graph);
       while (up) {
@@ -263,19 +323,44 @@ export class WholeGraph {
     return hits;
   }
 
-  /** The blocks and bodies to expand so that a node is drawn (outermost first). */
+  /** The groups and bodies to expand so that a node is drawn (outermost first). */
   pathTo(graph: number, node: number): string[] {
+    const index = this.indexes[graph];
     const keys: string[] = [];
-    let block: Block = { first: 0, last: this.indexes[graph].size };
-    let children = childBlocks(block);
-    while (children) {
-      block = children.find((b) => node >= b.first && node < b.last)!;
-      keys.push(blockKey(graph, block));
-      children = childBlocks(block);
+    for (let g = index.columns.nodeGroup[node]; g >= 0; g = index.columns.groupParent[g]) {
+      keys.unshift(groupKey(graph, index.columns, g));
     }
     const up = this.parent.get(graph);
     return up ? [...this.pathTo(up.graph, up.node), `${graph}:body`, ...keys] : keys;
   }
+
+  /** What the view opens expanded: while a graph's top holds a single group (and a few nodes beside it),
+   * that group, so that a model wrapped in one scope or one long series opens to what is inside. */
+  overview(): Set<string> {
+    const open = new Set<string>();
+    const index = this.indexes[0];
+    if (!index) {
+      return open;
+    }
+    let level = -1;
+    for (;;) {
+      const children = index.childGroups(level);
+      if (children.length !== 1 || index.directNodes(level).length > 8) {
+        return open;
+      }
+      level = children[0];
+      open.add(groupKey(0, index.columns, level));
+    }
+  }
+}
+
+/** A finding's place in the drawing (see WholeGraph.locate). */
+export interface Place {
+  graph: number;
+  node?: number; // the node "Show in graph" selects
+  nodes: number[]; // every node marked (an initializer's readers)
+  tensor?: number;
+  initializer?: boolean;
 }
 
 export interface SearchHit {
@@ -294,9 +379,9 @@ export interface Item {
   kind: ItemKind;
   graph: number;
   lines: string[];
-  parent?: string; // the expanded block or body (a cluster) it is drawn in
+  parent?: string; // the expanded group or body (a cluster) it is drawn in
   node?: number;
-  block?: Block;
+  group?: number; // a collapsed group ("block")
   severity?: Severity;
   expandable?: boolean;
   findings?: number[];
@@ -334,15 +419,14 @@ export function nodeId(graph: number, node: number): string {
 }
 
 /**
- * The items, clusters and edges drawn for a set of expanded blocks and bodies: each node is drawn
- * as itself when every block around it is expanded, else as the outermost collapsed block holding it.
+ * The items, clusters and edges drawn for a set of expanded groups and bodies: each node is drawn
+ * as itself when every group around it is expanded, else as the outermost collapsed group holding it.
  */
 export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): Visible {
   const items: Item[] = [];
   const clusters: Cluster[] = [];
   const edges: Edge[] = [];
   const seen = new Map<string, Edge>();
-  const alike = new Map<string, number>();
 
   const addEdge = (from: string, to: string, tensor: string, severity: Severity | undefined, body = false) => {
     if (from === to) {
@@ -364,48 +448,41 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
     const index = whole.indexes[graph];
     const c = index.columns;
     const rep = new Array<string>(index.size);
-    const blocks = (block: Block, within: string | undefined) => {
-      const children = childBlocks(block);
-      if (!children) {
-        for (let i = block.first; i < block.last; i++) {
-          const id = nodeId(graph, i);
-          rep[i] = id;
-          const bodies = index.bodies.get(i) ?? [];
-          items.push({ id, kind: "node", graph, node: i, parent: within, severity: index.nodeSeverity.get(i),
-            lines: c.nodeName[i] && c.nodeName[i] !== index.op(i) ? [index.op(i), cut(c.nodeName[i])] : [index.op(i)],
-            expandable: bodies.length > 0, findings: index.nodeFindings.get(i) });
-          for (const body of bodies) {
-            if (expanded.has(`${body}:body`)) {
-              const cluster = `${body}:body`;
-              clusters.push({ id: cluster, label: `${index.op(i)} body ${c.subgraphs.find((s) => s[2] === whole.model.graphs[body].path)?.[1] ?? ""}`, parent: within });
-              drawGraph(body, cluster);
-            }
-          }
-        }
-        return;
+    // Each group: -1 when it and every group around it are expanded (drawn as a frame), else the
+    // outermost collapsed group holding it (drawn as one box). Parents are numbered first.
+    const shown = new Int32Array(index.groups);
+    const key = (g: number) => groupKey(graph, c, g);
+    const within = (g: number) => (g >= 0 ? key(g) : parent);
+    for (let g = 0; g < index.groups; g++) {
+      const up = c.groupParent[g];
+      shown[g] = up >= 0 && shown[up] !== -1 ? shown[up] : expanded.has(key(g)) ? -1 : g;
+      if (shown[g] === -1) {
+        clusters.push({ id: key(g), label: `${c.groupLabel[g]} (${index.groupSizeText(g)})`, parent: within(up) });
+      } else if (shown[g] === g) {
+        items.push({ id: key(g), kind: "block", graph, group: g, parent: within(up), severity: index.groupSeverity(g),
+          expandable: true, lines: [cut(c.groupLabel[g], 40), index.groupSizeText(g), cut(index.opSummary(g), 40)] });
       }
-      const signatures = children.map((b) => index.signature(b));
-      for (const s of signatures) {
-        alike.set(s, (alike.get(s) ?? 0) + 1);
+    }
+    for (let i = 0; i < index.size; i++) {
+      const g = c.nodeGroup[i];
+      if (g >= 0 && shown[g] !== -1) {
+        rep[i] = key(shown[g]);
+        continue;
       }
-      children.forEach((child, k) => {
-        const key = blockKey(graph, child);
-        if (expanded.has(key)) {
-          clusters.push({ id: key, label: `nodes ${child.first}–${child.last - 1}`, parent: within });
-          blocks(child, key);
-          return;
+      const id = nodeId(graph, i);
+      rep[i] = id;
+      const bodies = index.bodies.get(i) ?? [];
+      items.push({ id, kind: "node", graph, node: i, parent: within(g), severity: index.nodeSeverity.get(i),
+        lines: c.nodeName[i] && c.nodeName[i] !== index.op(i) ? [index.op(i), cut(c.nodeName[i])] : [index.op(i)],
+        expandable: bodies.length > 0, findings: index.nodeFindings.get(i) });
+      for (const body of bodies) {
+        if (expanded.has(`${body}:body`)) {
+          const cluster = `${body}:body`;
+          clusters.push({ id: cluster, label: `${index.op(i)} body ${c.subgraphs.find((s) => s[2] === whole.model.graphs[body].path)?.[1] ?? ""}`, parent: within(g) });
+          drawGraph(body, cluster);
         }
-        for (let i = child.first; i < child.last; i++) {
-          rep[i] = key;
-        }
-        const same = alike.get(signatures[k]) ?? 1;
-        items.push({ id: key, kind: "block", graph, block: child, parent: within, severity: index.blockSeverity(child),
-          expandable: true,
-          lines: [`${child.last - child.first} nodes (${child.first}–${child.last - 1})`, cut(index.opSummary(child), 40),
-            ...(same > 1 ? [`one of ${same} alike blocks`] : [])] });
-      });
-    };
-    blocks({ first: 0, last: index.size }, parent);
+      }
+    }
     for (const t of c.graphInputs) {
       if (!index.weight[t]) {
         items.push({ id: `${graph}:in${t}`, kind: "input", graph, parent, lines: ["input", cut(c.tensors[t])],
@@ -455,7 +532,7 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
 export function describeItem(item: Item, whole: WholeGraph): string {
   const severity = item.severity ? `, ${item.severity === "info" ? "note" : item.severity} here` : "";
   if (item.kind === "block") {
-    return `block of ${item.lines[0]}: ${item.lines[1]}${severity}, collapsed`;
+    return `group ${item.lines[0]}, ${item.lines[1]}: ${item.lines[2]}${severity}, collapsed`;
   }
   if (item.kind === "input" || item.kind === "output") {
     return `graph ${item.kind} ${item.lines[1]}${severity}`;

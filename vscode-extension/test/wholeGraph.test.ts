@@ -4,14 +4,51 @@ import { test } from "node:test";
 import { layoutVisible } from "../src/graphLayout";
 import { renderView } from "../src/viewHtml";
 import {
-  describeItem, GraphColumns, LEAF, ModelGraph, nodeId, visibleGraph, WholeGraph,
+  describeItem, GraphColumns, groupKey, ModelGraph, nodeId, visibleGraph, WholeGraph,
 } from "../src/wholeGraph";
+
+const NO_GROUPS = { groupParent: [], groupKind: [], groupLabel: [], groupNote: [], groupTitle: [], groupSize: [] };
+
+/** Groups as the server numbers them (parents first): each [parent, kind, label, note, nodes...]. */
+function withGroups(columns: GraphColumns, groups: [number, string, string, string, number[]][]): GraphColumns {
+  const nodeGroup = columns.nodeOp.map(() => -1);
+  groups.forEach(([, , , , nodes], g) => nodes.forEach((n) => { nodeGroup[n] = g; }));
+  const size = groups.map(() => 0);
+  nodeGroup.forEach((g) => { for (let up = g; up >= 0; up = groups[up][0]) { size[up] += 1; } });
+  const title = (g: number): string => (groups[g][0] >= 0 ? `${title(groups[g][0])}/` : "") + groups[g][2];
+  return { ...columns, groupParent: groups.map((g) => g[0]), groupKind: groups.map((g) => g[1]),
+    groupLabel: groups.map((g) => g[2]), groupNote: groups.map((g) => g[3]), groupTitle: groups.map((_g, i) => title(i)),
+    groupSize: size, nodeGroup };
+}
+
+/** A long chain in nested ranges of at most 48 members, as the server groups a graph without scopes. */
+function ranges(columns: GraphColumns): GraphColumns {
+  const groups: [number, string, string, string, number[]][] = [];
+  const split = (first: number, last: number, parent: number) => {
+    const count = last - first;
+    if (count <= 48) {
+      if (parent >= 0) {
+        groups[parent][4] = Array.from({ length: count }, (_x, k) => first + k);
+      }
+      return;
+    }
+    const pieces = Math.min(48, Math.ceil(count / 48));
+    const step = Math.ceil(count / pieces);
+    for (let start = first; start < last; start += step) {
+      groups.push([parent, "range", `nodes ${start}–${Math.min(last, start + step) - 1}`, "", []]);
+      split(start, Math.min(last, start + step), groups.length - 1);
+    }
+  };
+  split(0, columns.nodeOp.length, -1);
+  return withGroups(columns, groups);
+}
 
 /** A chain X -> n0 -> n1 -> ... -> Y as the server sends it (onnx-lint.modelGraph), each node with a weight. */
 function chain(nodes: number, path = "graph", ops = ["MatMul", "Add", "Relu"]): GraphColumns {
   const tensors = ["X", "W"];
   const columns: GraphColumns = { path, name: "chain", ops, nodeOp: [], nodeName: [], tensors, inputs: [], inputEnd: [],
-    outputs: [], outputEnd: [], graphInputs: [0, 1], graphOutputs: [], initializers: [1], subgraphs: [] };
+    outputs: [], outputEnd: [], graphInputs: [0, 1], graphOutputs: [], initializers: [1], subgraphs: [], ...NO_GROUPS,
+    nodeGroup: [] };
   let previous = 0;
   for (let i = 0; i < nodes; i++) {
     columns.nodeOp.push(i % ops.length);
@@ -22,6 +59,7 @@ function chain(nodes: number, path = "graph", ops = ["MatMul", "Add", "Relu"]): 
     previous = tensors.length - 1;
     columns.outputs.push(previous);
     columns.outputEnd.push(columns.outputs.length);
+    columns.nodeGroup.push(-1);
   }
   columns.graphOutputs.push(previous);
   return columns;
@@ -56,22 +94,71 @@ test("a finding colours its node and its stale tensor's edge by severity, and it
   assert.match(describeItem(item("0:n3"), whole), /^MatMul node MatMul_3, 2 inputs, 1 outputs, error here$/);
 });
 
-test("a 100k-node graph opens as a few dozen blocks; expanding the path to a node draws it", () => {
-  const model: ModelGraph = { graphs: [chain(100_000)], nodes: 100_000 };
+test("a 100k-node graph opens as a few dozen groups; expanding the path to a node draws it", () => {
+  const model: ModelGraph = { graphs: [ranges(chain(100_000))], nodes: 100_000 };
   const whole = new WholeGraph(model, [{ index: 0, code: "OL001", severity: "error", path: "graph/node[76543]" }]);
-  const overview = visibleGraph(whole, new Set());
+  const overview = visibleGraph(whole, whole.overview());
   const blocks = overview.items.filter((i) => i.kind === "block");
   assert.ok(blocks.length > 10 && blocks.length <= 48, String(blocks.length));
   assert.equal(overview.items.filter((i) => i.kind === "node").length, 0);
-  assert.equal(blocks.filter((b) => b.severity === "error").length, 1);  // the block holding the finding
-  assert.ok(blocks.some((b) => b.lines.some((l) => /one of \d+ alike blocks/.test(l))));  // repeated layers say so
+  assert.equal(blocks.filter((b) => b.severity === "error").length, 1);  // the group holding the finding
+  assert.match(blocks[0].lines.join(" | "), /^nodes 0–\d+ \| 2,\d{3} nodes \| MatMul×\d+, Add×\d+, Relu×\d+$/);
   const path = new Set(whole.pathTo(0, 76543));
+  assert.equal(path.size, 2);
   const opened = visibleGraph(whole, path);
   assert.ok(opened.items.some((i) => i.id === nodeId(0, 76543) && i.severity === "error"));
-  assert.ok(opened.items.length < 48 * 3 + LEAF, String(opened.items.length));
+  assert.ok(opened.items.length < 48 * 3, String(opened.items.length));
+  assert.deepEqual(opened.clusters.map((c) => c.parent), [undefined, opened.clusters[0].id]);
   const laid = layoutVisible(opened);  // what the worker does: a few hundred boxes, not 100k
   assert.ok(laid.boxes[nodeId(0, 76543)].width > 0);
   assert.equal(laid.edges.length, opened.edges.length);
+});
+
+test("scopes and a series of layers: one box each, a frame when expanded, and a wrapping scope opens by itself", () => {
+  // model/{embed, layers.0–2 (3 × 2 nodes), head}: the server's groups for /model/layers.k/... names.
+  const model = withGroups(chain(8), [
+    [-1, "scope", "model", "", [0, 7]],
+    [0, "series", "layers.0–2", "3 × 2 nodes", []],
+    [1, "scope", "layers.0", "", [1, 2]],
+    [1, "scope", "layers.1", "", [3, 4]],
+    [1, "scope", "layers.2", "", [5, 6]],
+  ]);
+  const whole = new WholeGraph({ graphs: [model], nodes: 8 }, [
+    { index: 0, code: "OL101", severity: "warning", path: "graph/node[4]" }]);
+  // The overview opens what wraps everything: the one scope, then the series alone in it, in frames.
+  const opened = whole.overview();
+  assert.deepEqual([...opened], ["0:g:model", "0:g:model/layers.0–2"]);
+  const first = visibleGraph(whole, opened);
+  assert.deepEqual(first.clusters.map((c) => c.label), ["model (8 nodes)", "layers.0–2 (3 × 2 nodes)"]);
+  assert.deepEqual(first.items.filter((i) => i.kind === "block").map((i) => i.lines[0]), ["layers.0", "layers.1", "layers.2"]);
+  // Collapsed, the series is one box that stands for its layers.
+  const top = visibleGraph(whole, new Set(["0:g:model"]));
+  const series = top.items.find((i) => i.kind === "block")!;
+  assert.deepEqual(series.lines.slice(0, 2), ["layers.0–2", "3 × 2 nodes"]);
+  assert.equal(series.id, groupKey(0, model, 1));
+  assert.equal(series.severity, "warning");  // its layer 1 holds the finding
+  assert.equal(series.parent, "0:g:model");
+  assert.match(describeItem(series, whole), /^group layers\.0–2, 3 × 2 nodes: .*warning here, collapsed$/);
+  assert.deepEqual(top.items.filter((i) => i.kind === "node").map((i) => i.node), [0, 7]);
+  assert.deepEqual(top.edges.filter((e) => !e.from.includes(":in") && !e.to.includes(":out")).map((e) => `${e.from}>${e.to}`),
+    ["0:n0>0:g:model/layers.0–2", "0:g:model/layers.0–2>0:n7"]);
+  assert.deepEqual(whole.pathTo(0, 4), ["0:g:model", "0:g:model/layers.0–2", "0:g:model/layers.0–2/layers.1"]);
+});
+
+test("an initializer's finding marks every node that reads it; a named node and a graph input land too", () => {
+  const whole = new WholeGraph(small, [
+    { index: 0, code: "OL201", severity: "warning", path: "graph/initializer[0]", tensor: "W" },
+    { index: 1, code: "OL105", severity: "error", path: "graph", node: "Relu_2" },
+  ]);
+  const w = whole.locate({ path: "graph/initializer[0]", tensor: "W" })!;
+  assert.deepEqual([w.node, w.nodes, w.initializer], [0, [0, 1, 2, 3], true]);
+  const visible = visibleGraph(whole, new Set());
+  assert.deepEqual(visible.items.filter((i) => i.kind === "node").map((i) => i.severity),
+    ["warning", "warning", "error", "warning"]);
+  assert.deepEqual(whole.locate({ path: "graph", node: "Relu_2" })!.nodes, [2]);
+  assert.deepEqual(whole.locate({ path: "graph/input[0]", tensor: "X" })!.nodes, [0]);  // its first reader
+  assert.equal(whole.locate({ path: "model/opset_import[0]" }), undefined);
+  assert.equal(whole.locate({ path: "model" }), undefined);
 });
 
 test("search finds nodes by name and op type and tensors by name, across bodies", () => {

@@ -52,6 +52,7 @@ export class GraphCanvas {
   private laidOut: LaidOut | undefined;
   private expanded = new Set<string>();
   private selected: string | undefined;
+  private mark: { tensor: string; why: string } | undefined; // the finding's tensor, named in the details
   private order: Item[] = [];
   private view = { x: 0, y: 0, k: 1 };
   private worker: Promise<Worker>;
@@ -83,6 +84,9 @@ export class GraphCanvas {
       this.started = started;
     }
     this.whole = new WholeGraph(model, findings);
+    if (this.laidOut === undefined) {
+      this.expanded = this.whole.overview();  // a model in one scope, or one long series, opens inside it
+    }
     byId<HTMLElement>("graph-status").textContent =
       `${model.nodes.toLocaleString("en")} nodes in ${model.graphs.length} graph${model.graphs.length === 1 ? "" : "s"}`;
     await this.relayout(this.laidOut === undefined);  // fit the first time; later (a fix, a change) keep the place
@@ -330,8 +334,10 @@ export class GraphCanvas {
       details.innerHTML = `<p class="busy">Loading ${esc(item.lines.join(" "))}…</p>`;
       this.post({ type: "nodeDetails", graph: this.whole!.model.graphs[item.graph].path, index: item.node });
     } else if (item.kind === "block") {
-      details.innerHTML = `<h3>${esc(item.lines[0])}</h3><p>${esc(item.lines.slice(1).join("; "))}</p>` +
-        `<button data-graph="expand" data-id="${esc(item.id)}">Expand this block</button>`;
+      const c = this.whole!.indexes[item.graph].columns;
+      details.innerHTML = `<h3>${esc(c.groupLabel[item.group!])}</h3><p class="where"><code>${esc(c.groupTitle[item.group!])}</code></p>` +
+        `<p>${esc(item.lines.slice(1).join("; "))}</p>` +
+        `<button data-graph="expand" data-id="${esc(item.id)}">Expand this group</button>`;
     } else {
       details.innerHTML = `<h3>graph ${esc(item.kind)} <code>${esc(item.lines[1])}</code></h3>`;
     }
@@ -351,7 +357,9 @@ export class GraphCanvas {
     const op = details.domain ? `${details.domain}.${details.op}` : details.op;
     const tensors = (title: string, rows: TensorDetails[]) => rows.length === 0 ? "" :
       `<h4>${title}</h4><table class="node-tensors"><thead><tr><th>tensor</th><th>declared</th><th>derived</th></tr></thead><tbody>` +
-      rows.map((t) => `<tr class="${t.stale ? "stale" : ""}"><td><code>${esc(t.tensor)}</code>${t.initializer ? " <span class=\"engine\">(weight)</span>" : ""}</td>` +
+      rows.map((t) => `<tr class="${[t.stale ? "stale" : "", this.mark?.tensor === t.tensor ? "marked" : ""].join(" ").trim()}">` +
+        `<td><code>${esc(t.tensor)}</code>${t.initializer ? " <span class=\"engine\">(initializer)</span>" : ""}` +
+        `${this.mark?.tensor === t.tensor ? ` <strong class="finding-mark">${esc(this.mark.why)}</strong>` : ""}</td>` +
         `<td class="declared">${esc(t.declared ?? "—")}</td><td>${esc(t.derived ?? "unknown")}` +
         `${t.engine ? ` <span class="engine">(${esc(t.engine)})</span>` : ""}</td></tr>`).join("") + `</tbody></table>`;
     const attributes = details.attributes.length === 0 ? "" : `<h4>Attributes</h4><dl class="facts">` +
@@ -382,14 +390,22 @@ export class GraphCanvas {
     this.viewport.focus();
   }
 
-  /** "Show in graph" for a finding: its node, or its graph input or output. */
+  /** "Show in graph" for a finding: its node (for an initializer, the first node that reads it, with the
+   * initializer named in its details), or its graph input or output. */
   async revealFinding(finding: GraphFinding): Promise<boolean> {
     const where = this.whole?.locate(finding);
     if (!where) {
       return false;
     }
+    this.mark = finding.tensor ? { tensor: finding.tensor,
+      why: where.initializer ? `← ${finding.code}: this initializer` : `← ${finding.code}` } : undefined;
     if (where.node !== undefined) {
       await this.revealNode(where.graph, where.node);
+      if (where.initializer) {
+        const readers = where.nodes.length;
+        byId<HTMLElement>("graph-announce").textContent += `; initializer ${finding.tensor}, ` +
+          `read by ${readers} node${readers === 1 ? "" : "s"}`;
+      }
       return true;
     }
     const terminal = this.visible.items.find((i) => i.graph === where.graph &&
@@ -435,6 +451,7 @@ export class GraphCanvas {
       if (!target) {
         const item = (event.target as Element | null)?.closest<SVGGElement>("#graph-layer .item");
         if (item?.dataset.id) {
+          this.mark = undefined;
           this.select(item.dataset.id);
           if (event.detail === 2) {
             void this.activate(item.dataset.id);
@@ -522,8 +539,8 @@ export class GraphCanvas {
     }
     if (item?.kind === "block") {
       await this.toggle(id, true);
-      const first = nodeId(item.graph, item.block!.first);
-      this.select(this.visible.items.some((i) => i.id === first) ? first : id, { centre: true });
+      const first = this.order.find((i) => i.parent === id);  // the group's first member, now drawn
+      this.select(first?.id ?? id, { centre: true });
     }
   }
 
@@ -554,11 +571,12 @@ export class GraphCanvas {
       case "zoomIn": this.zoom(1.25); break;
       case "zoomOut": this.zoom(0.8); break;
       case "fit": this.fit(); break;
-      case "collapse": this.expanded.clear(); await this.relayout(true); break;
+      case "collapse": this.expanded = this.whole?.overview() ?? new Set(); await this.relayout(true); break;
       case "select": this.select(target.dataset.id!, { centre: true }); this.viewport.focus(); break;
       case "expand": await this.activate(target.dataset.id!); break;
       case "hit":
         byId<HTMLElement>("graph-hits").hidden = true;
+        this.mark = undefined;
         await this.revealNode(Number(target.dataset.g), Number(target.dataset.node));
         break;
       case "expandBody": case "collapseBody": {
