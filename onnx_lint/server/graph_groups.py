@@ -22,6 +22,7 @@ innermost group. It runs in the worker with the graph's columns: about 1 s for 1
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -139,6 +140,8 @@ class _Columns:
         self.producer[self.outputs[made]] = self.output_node[made]
         self.tensors = tensors
         self.weights = np.asarray(weights, dtype=np.int64)
+        self.constant_node = np.zeros(n, dtype=bool)
+        self.order: list[float] = []
 
     def consumers(self) -> list[list[int]]:
         """Each node's readers, in file order."""
@@ -151,7 +154,8 @@ class _Columns:
         return found
 
     def _constant(self) -> np.ndarray:
-        """Tensors that are weights, or computed from weights only (a Constant, a Cast of a weight)."""
+        """Tensors that are weights, or computed from weights only (a Constant, a Cast of a weight); and,
+        in ``self.constant_node``, the nodes that compute them."""
         n = len(self.node_op)
         constant = np.zeros(self.tensors + 1, dtype=bool)  # the last: an omitted optional input
         constant[self.weights] = True
@@ -169,7 +173,25 @@ class _Columns:
             if (grown == constant).all():
                 break
             constant = grown
+        self.constant_node = by_node
         return constant[:-1]
+
+    def keys(self) -> list[float]:
+        """Where each node sits for the overview: its place in the file, except that a constant (a
+        ``Constant``, a ``Cast`` of a weight) sits just before the first node that reads it, since
+        exporters hoist constants to the top, away from what they belong to."""
+        self._constant()
+        n = len(self.node_op)
+        keys = [float(i) for i in range(n)]
+        read = self.inputs >= 0
+        producers = self.producer[self.inputs[read]]
+        fed = producers >= 0
+        first = np.full(n, n, dtype=np.int64)
+        np.minimum.at(first, producers[fed], self.input_node[read][fed])
+        for i in np.flatnonzero(self.constant_node)[::-1].tolist():
+            if i < first[i] < n:
+                keys[i] = keys[int(first[i])] - 1e-7 * (n - i)
+        return keys
 
     def cuts(self) -> list[bool]:
         """Whether at most one computed tensor flows past each node (weights, constants and graph inputs
@@ -187,10 +209,11 @@ class _Columns:
         return (np.cumsum(flow[:n]) <= 1).tolist()
 
 
-def _scope_tree(scopes: list[Scope]) -> _Group:
+def _scope_tree(scopes: list[Scope], keys: list[float]) -> _Group:
     root = _Group("root", "", "")
     if not any(scopes):
-        root.members = list(range(len(scopes)))
+        ordered: list[int | _Group] = [i for i in sorted(range(len(scopes)), key=keys.__getitem__)]
+        root.members = ordered
         return root
     for i, scope in enumerate(scopes):
         group = root
@@ -202,16 +225,17 @@ def _scope_tree(scopes: list[Scope]) -> _Group:
                 group.members.append(child)
             group = child
         group.members.append(i)
-    _order(root)
+    _order(root, keys)
     return root
 
 
-def _order(group: _Group) -> int:
+def _order(group: _Group, keys: list[float]) -> float:
     """Members in the order their computations end: an exporter hoists a layer's constants and weight
     copies to the top of the file, so where a scope starts says less than where it ends."""
-    last = {id(m): _order(m) for m in group.members if isinstance(m, _Group)}
-    group.members.sort(key=lambda m: m if isinstance(m, int) else last[id(m)])
-    return group.members[-1] if isinstance(group.members[-1], int) else last[id(group.members[-1])]
+    last = {id(m): _order(m, keys) for m in group.members if isinstance(m, _Group)}
+    group.members.sort(key=lambda m: keys[m] if isinstance(m, int) else last[id(m)])
+    tail = group.members[-1]
+    return keys[tail] if isinstance(tail, int) else last[id(tail)]
 
 
 def _series_note(units: Sequence[int | _Group], sizes: Sequence[int] | None = None) -> str:
@@ -282,7 +306,7 @@ def _repeats(group: _Group, columns: _Columns, cut: list[bool], counter: list[in
         pieces: list[list[int]] = [[]]
         for node in run:
             pieces[-1].append(node)
-            if cut[node]:
+            if cut[node] and not columns.constant_node[node]:
                 pieces.append([])
         if not pieces[-1]:
             pieces.pop()
@@ -311,14 +335,15 @@ def _repeats(group: _Group, columns: _Columns, cut: list[bool], counter: list[in
                 nodes: list[int | _Group] = [n for piece in pieces[j + u * period:j + (u + 1) * period] for n in piece]
                 units.append(nodes[0] if len(nodes) == 1 else _Group("repeat", f"#{u}", f"{title}/#{u}", members=nodes))
                 sizes.append(len(nodes))
-            ops = [columns.ops[columns.node_op[n]] for piece in pieces[j:j + period] for n in piece]
+            ops = [columns.ops[columns.node_op[n]] for piece in pieces[j:j + period] for n in piece
+                   if not columns.constant_node[n]] or ["Constant"]
             label = "→".join(ops) if len(ops) <= 4 else f"{ops[0]}→…→{ops[-1]}"
             result.append(_Group("series", label, title, _series_note(units, sizes), units))
             j += best
     group.members = result
 
 
-def _ranges(group: _Group) -> None:
+def _ranges(group: _Group, keys: list[float]) -> None:
     """More than ``SHOW`` members: runs of plain nodes become ranges first (the scopes stay in sight),
     then, if still too many, consecutive ranges of all members, at most ``SHOW`` a level."""
     if len(group.members) <= SHOW:
@@ -334,7 +359,7 @@ def _ranges(group: _Group) -> None:
             step = -(-len(run) // pieces)
             for start in range(0, len(run), step):
                 part = run[start:start + step]
-                label = _range_label(part)
+                label = _range_label(part, keys)
                 runs.append(_Group("range", label, f"{group.title}/{label}".lstrip("/"), members=part))
         else:
             runs.extend(run)
@@ -349,15 +374,15 @@ def _ranges(group: _Group) -> None:
         runs = []
         for start in range(0, len(group.members), step):
             part = group.members[start:start + step]
-            label = _range_label(part)
+            label = _range_label(part, keys)
             runs.append(_Group("range", label, f"{group.title}/{label}".lstrip("/"), members=part))
         group.members = runs
     for piece in group.members:
         if isinstance(piece, _Group) and piece.kind == "range":
-            _ranges(piece)
+            _ranges(piece, keys)
 
 
-def _range_label(part: Sequence[int | _Group]) -> str:
+def _range_label(part: Sequence[int | _Group], keys: list[float]) -> str:
     """"layers.0–15" for a range of numbered units, "#0–520" of a chain's repeats, else "nodes 120–239"."""
     first, last = part[0], part[-1]
     if isinstance(first, _Group) and isinstance(last, _Group):
@@ -366,15 +391,14 @@ def _range_label(part: Sequence[int | _Group]) -> str:
         head, tail = _NUMBERED.match(first.label), _NUMBERED.match(last.label)
         if head and tail and head.group(1) == tail.group(1):
             return f"{head.group(1)}{head.group(2)}–{tail.group(2)}"
-    return f"nodes {_first_node(first)}–{_last_node(last)}"
+    return f"nodes {_place(first, keys, min)}–{_place(last, keys, max)}"
 
 
-def _first_node(member: int | _Group) -> int:
-    return member if isinstance(member, int) else member.first
-
-
-def _last_node(member: int | _Group) -> int:
-    return member if isinstance(member, int) else max(_last_node(m) for m in member.members)
+def _place(member: int | _Group, keys: list[float], pick: Any) -> int:
+    """Where a member sits in the file (a moved constant: where its reader is), its first or last node."""
+    if isinstance(member, int):
+        return math.ceil(keys[member])
+    return int(pick(_place(m, keys, pick) for m in member.members))
 
 
 def _simplify(group: _Group, columns: _Columns, cut: list[bool] | None, counter: list[int]) -> list[bool] | None:
@@ -402,8 +426,8 @@ def _simplify(group: _Group, columns: _Columns, cut: list[bool] | None, counter:
         _repeats(group, columns, cut, counter)
     for member in group.members:
         if isinstance(member, _Group) and member.kind == "series":
-            _ranges(member)
-    _ranges(group)
+            _ranges(member, columns.order)
+    _ranges(group, columns.order)
     return cut
 
 
@@ -417,7 +441,8 @@ def group_columns(graph: onnx.GraphProto, names: Sequence[str], ops: Sequence[st
     scopes = node_scopes(graph, names)
     if any(scopes):
         _adopt(scopes, columns.consumers())
-    root = _scope_tree(scopes)
+    columns.order = columns.keys()
+    root = _scope_tree(scopes, columns.order)
     _simplify(root, columns, None, [0])
     out: dict[str, list[Any]] = {key: [] for key in
                                  ("groupParent", "groupKind", "groupLabel", "groupNote", "groupTitle", "groupSize")}

@@ -246,7 +246,7 @@ export function wholeGraphSection(): string {
       <aside id="graph-details" class="graph-details" aria-label="Selected node"><p class="hint">Select a node for its
         attributes, inputs and outputs.</p></aside>
     </div>
-    <p id="graph-help" class="hint">Arrow keys move between nodes, Enter expands a block or a node's body, + and − zoom, 0 fits; drag to
+    <p id="graph-help" class="hint">Arrow keys move between nodes, Enter expands a group or a node's body, + and − zoom, 0 fits; drag to
       pan, scroll to zoom. Errors, warnings and notes colour the nodes and the stale tensors' edges.</p>
     <div id="graph-announce" class="sr-only" aria-live="polite" aria-atomic="true"></div>
     <details><summary>The same graph as a table</summary>
