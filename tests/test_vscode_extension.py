@@ -154,7 +154,7 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
         pytest.fail("rapidocr_onnxruntime is not installed (tests/real-models.txt)")
     if ppocr is not None:
         shutil.copy(ppocr, workspace / "ppocr-det.onnx")
-        big.append({"file": "ppocr-det.onnx", "search": "Conv"})
+        big.append({"file": "ppocr-det.onnx", "search": "Conv", "weightFinding": "OL201"})
     if screenshots.exists():
         shutil.rmtree(screenshots)
     result_file = tmp_path / "result.json"
@@ -216,7 +216,8 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert shown["announced"] == "Selected " + shown["selected"] and "Add_2" in shown["tableSelected"]
     assert shown["focused"] == "graph-viewport"
     assert "Add" in whole["details"]["title"]
-    assert any(r.startswith("Y\tfloat\tfloat[batch, 8]") for r in whole["details"]["outputs"]), whole["details"]
+    # The finding's tensor is named and marked in the node's details (for an initializer, the same mark).
+    assert any(r.startswith("Y ← OL001\tfloat\tfloat[batch, 8]") for r in whole["details"]["outputs"]), whole["details"]
     assert any("Gelu" in h for h in whole["hits"]) and "Gelu" in whole["searched"]["selected"]
     assert whole["keyboard"]["selected"] != whole["searched"]["selected"]  # ArrowDown moved on
     # The Problems panel: the model entry's code link brings its finding's node back into the selection.
@@ -231,6 +232,15 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert {b["file"] for b in seen["big"]} == {b["file"] for b in big}
     hundred_k = next(b for b in seen["big"] if b["file"] == "chain-100k.onnx")
     assert "100,000 nodes" in hundred_k["first"]["status"] and "mm20000" in hundred_k["searched"]["selected"]
+    ppocr_view = next((b for b in seen["big"] if b["file"] == "ppocr-det.onnx"), None)
+    if ppocr_view is not None:
+        # OL201 is on a weight (a BatchNormalization's variance, held by a Constant node the exporter
+        # hoisted to the top): "Show in graph" finds it inside the overview's groups, selects it, and
+        # marks the weight in the node's details.
+        shown = ppocr_view["weight"]
+        assert shown["selected"].startswith("Constant node"), shown
+        assert shown["announced"].startswith("Selected Constant node"), shown
+        assert shown["marked"].startswith("batch_norm_0.w_2 ← OL201"), shown
 
     # "Show model as text": the same findings on the real lines of the textual view, one entry each
     # (the model's own entries leave the panel while the view shows them), and coloured tokens.

@@ -400,9 +400,20 @@ try {
     await bigView.locator("#graph-hits [data-graph='hit']").first().waitFor({ timeout: 60_000 });
     await bigView.locator("#graph-search").press("Enter");
     await bigView.locator("#graph-layer .item.selected").waitFor({ timeout: 120_000 });
-    result.big.push({ file: big.file, openedMs: opened, first, searched: await facts() });
+    const entry = { file: big.file, openedMs: opened, first, searched: await facts() };
+    result.big.push(entry);
     await page.waitForTimeout(300);
     await shot(`whole-graph-${big.file.replace(/\.onnx$/, "")}-search`);
+    if (big.weightFinding) {
+      // A finding on a weight: "Show in graph" selects its node (or the one reading it), the weight marked.
+      await bigView.locator("ul.diagnostics li", { hasText: big.weightFinding }).first()
+        .locator("button.show-graph").click();
+      await bigView.locator("#graph-details tr.marked").first().waitFor({ timeout: 60_000 });
+      entry.weight = { ...(await facts()),
+        announced: await bigView.locator("#graph-announce").textContent(),
+        marked: await bigView.locator("#graph-details tr.marked").first().innerText() };
+      await shot(`whole-graph-${big.file.replace(/\.onnx$/, "")}-weight`);
+    }
     step(`the whole graph of ${big.file}: opened, searched`);
   }
   result.ok = true;

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { layoutVisible } from "../src/graphLayout";
-import { renderView } from "../src/viewHtml";
+import { drawable, renderView, ViewDiagnostic } from "../src/viewHtml";
 import {
   describeItem, GraphColumns, groupKey, ModelGraph, nodeId, visibleGraph, WholeGraph,
 } from "../src/wholeGraph";
@@ -159,6 +159,17 @@ test("an initializer's finding marks every node that reads it; a named node and 
   assert.deepEqual(whole.locate({ path: "graph/input[0]", tensor: "X" })!.nodes, [0]);  // its first reader
   assert.equal(whole.locate({ path: "model/opset_import[0]" }), undefined);
   assert.equal(whole.locate({ path: "model" }), undefined);
+});
+
+test("every location kind a rule emits: shown in the graph, or 'not a graph element'", () => {
+  const at = (path: string, tensor: string | null = null, node: string | null = null): ViewDiagnostic =>
+    ({ code: "OL000", message: "", severity: "error", fixable: false, key: [], location: { path, tensor, node }, engine: null });
+  const shown = [at("graph/node[3]"), at("graph/output[0]", "Y"), at("graph/input[0]", "X"),
+    at("graph/value_info[2]", "t"), at("graph/initializer[1]", "W"), at("graph", "t"), at("graph", null, "Relu_2"),
+    at("graph/node[1]/then_branch/output[0]", "Y")];
+  assert.deepEqual(shown.map(drawable), shown.map(() => true));
+  const not = [at("model"), at("model/ir_version"), at("model/opset_import[0]"), at("graph")];  // the graph as a whole
+  assert.deepEqual(not.map(drawable), not.map(() => false));
 });
 
 test("search finds nodes by name and op type and tensors by name, across bodies", () => {
