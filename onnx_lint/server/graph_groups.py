@@ -329,10 +329,19 @@ def _repeats(group: _Group, columns: _Columns, cut: list[bool], counter: list[in
                 continue
             counter[0] += 1
             title = f"{group.title}/chain {counter[0]}".lstrip("/")
+            spans = [[n for piece in pieces[j + u * period:j + (u + 1) * period] for n in piece]
+                     for u in range(best // period)]
+            # The first repeat may be cut differently (its input is the graph's, which flows everywhere):
+            # the nodes just before the series that do what one repeat does are its first repeat.
+            unit_ops = [columns.node_op[n] for n in spans[0]]
+            if len(unit_ops) <= len(result) and all(isinstance(m, int) for m in result[-len(unit_ops):]) and \
+                    [columns.node_op[m] for m in result[-len(unit_ops):]] == unit_ops:  # type: ignore[index]
+                spans.insert(0, result[-len(unit_ops):])  # type: ignore[arg-type]
+                del result[-len(unit_ops):]
             units: list[int | _Group] = []
             sizes: list[int] = []
-            for u in range(best // period):
-                nodes: list[int | _Group] = [n for piece in pieces[j + u * period:j + (u + 1) * period] for n in piece]
+            for u, span in enumerate(spans):
+                nodes: list[int | _Group] = list(span)
                 units.append(nodes[0] if len(nodes) == 1 else _Group("repeat", f"#{u}", f"{title}/#{u}", members=nodes))
                 sizes.append(len(nodes))
             ops = [columns.ops[columns.node_op[n]] for piece in pieces[j:j + period] for n in piece
