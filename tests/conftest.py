@@ -86,6 +86,7 @@ MODULE_MARKERS: dict[str, tuple[str, ...]] = {
     "test_orphan_value_info": ("real_models", "slow"),  # 24
     "test_baked_batch": ("real_models",),
     "test_scoped_names": ("real_models",),
+    "test_graph_groups": ("real_models",),  # PP-OCRv4 det and the committed GPT-2 export
     "test_quantize": ("quantize", "real_models", "slow"),
     # builds a wheel and a virtual environment, pre-commit's environment, runs actionlint; 200 fuzz runs
     "test_release": _SLOW, "test_precommit": _SLOW, "test_github_action": _SLOW, "test_fuzz": _SLOW,
