@@ -4,6 +4,7 @@
 columns: op types and tensor names once each, nodes as indices into them. It reads names only, one
 pass over each graph's nodes, so a 100k-node model costs a fraction of a second and a few MB of
 JSON; types, shapes and attributes are what ``node_details`` answers for the node the user clicks.
+Each graph also carries the overview's groups (``graph_groups``: scopes, repeats, chains), as columns.
 """
 
 from __future__ import annotations

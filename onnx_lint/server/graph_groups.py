@@ -51,11 +51,6 @@ class _Group:
     members: list[int | _Group] = field(default_factory=list)  # nodes and sub-groups, in file order
     children: dict[str, _Group] = field(default_factory=dict)  # scopes by name, while building
 
-    @property
-    def first(self) -> int:
-        head = self.members[0]
-        return head if isinstance(head, int) else head.first
-
     def size(self) -> int:
         return sum(1 if isinstance(m, int) else m.size() for m in self.members)
 
@@ -248,43 +243,37 @@ def _series_note(units: Sequence[int | _Group], sizes: Sequence[int] | None = No
 
 
 def _numbered_series(group: _Group) -> None:
-    """Sibling scopes numbered in a row (``layers.0``, ``layers.1``, …) become one series."""
+    """Sibling scopes numbered in a row (``layers.0``, ``layers.1``, …) become one series; unscoped
+    nodes between them stay beside it."""
     members = group.members
     result: list[int | _Group] = []
     k = 0
     while k < len(members):
         head = members[k]
         match = _NUMBERED.match(head.label) if isinstance(head, _Group) and head.kind == "scope" else None
-        if match is None:
+        if not isinstance(head, _Group) or match is None:
             result.append(head)
             k += 1
             continue
         prefix, number = match.group(1), int(match.group(2))
-        units: list[_Group] = [head]  # type: ignore[list-item]
-        between: list[int] = []  # unscoped nodes between the units stay beside the series
-        j = k + 1
-        while j < len(members):
+        units, last = [head], k
+        for j in range(k + 1, len(members)):
             item = members[j]
             if isinstance(item, int):
-                between.append(item)
-                j += 1
                 continue
             following = _NUMBERED.match(item.label) if item.kind == "scope" else None
             if following is None or following.group(1) != prefix or int(following.group(2)) != number + len(units):
                 break
             units.append(item)
-            j += 1
+            last = j
         if len(units) < MIN_REPEAT:
             result.append(head)
             k += 1
             continue
-        # Nodes after the last unit were not between units: give them back.
-        last = members.index(units[-1], k)
-        between = [m for m in members[k:last] if isinstance(m, int)]
         label = f"{prefix}{number}–{number + len(units) - 1}"
         series = _Group("series", label, f"{group.title}/{label}".lstrip("/"), _series_note(units), list(units))
         result.append(series)
-        result.extend(between)
+        result.extend(m for m in members[k:last] if isinstance(m, int))
         k = last + 1
     group.members = result
 
