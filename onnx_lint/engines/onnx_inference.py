@@ -6,7 +6,7 @@ serialized and goes through a file.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from functools import partial
 from typing import TypeVar
 
@@ -116,6 +116,17 @@ class GraphValues(Mapping[str, onnx.ValueInfoProto]):
 
     def __len__(self) -> int:
         return len(self._table())
+
+    def pick(self, names: Collection[str]) -> dict[str, onnx.ValueInfoProto]:
+        """The entries of ``names`` alone: where the whole table is not built yet, one pass over
+        value_info keeps only those (a rule asking for its 18k Reshapes of a 100k-node model needs
+        no 100k-entry table)."""
+        if self._all is not None:
+            return {name: value for name in names if (value := self._all.get(name)) is not None}
+        wanted = set(names)
+        found = {v.name: v for v in self._graph.value_info if v.name in wanted}
+        found.update((name, value) for name, value in self._ends.items() if name in wanted)
+        return found
 
     def listed(self) -> int:
         """How many value_info entries inference wrote (the stripped graph had none; each names one node

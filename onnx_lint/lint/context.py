@@ -19,7 +19,7 @@ from onnx_lint.engines.engine import Engine
 from onnx_lint.engines.node_inference import ModelFacts, NodeFailure
 from onnx_lint.engines.oracle import ShapeOracle
 from onnx_lint.lint import reconcile, untyped
-from onnx_lint.lint.baked_batch import BakedReshape, baked_reshapes, downstream_tensors
+from onnx_lint.lint.baked_batch import BakedReshape, ReshapeTargets, baked_reshapes, batch_names, downstream_tensors
 from onnx_lint.lint.conflicts import find_conflicts
 from onnx_lint.lint.declarations import Declaration, DuplicateDeclarations
 from onnx_lint.lint.untyped import UntypedGroup
@@ -39,11 +39,17 @@ class LintContext:
         self.loaded = loaded
         self.model = loaded.model
         self.display = display  # the file as messages name it (a diagnostic's ``file``)
-        self.oracle = oracle or ShapeOracle(loaded)
+        self._given_oracle = oracle
         self.runtime_probe = runtime_probe
         self.inference_budget = inference_budget  # seconds, or None for the budget the model's size sets
         # Declarations a slower engine was asked to derive and did not (filled by ``declarations``).
         self.unproven: list[Declaration] = []
+
+    @cached_property
+    def oracle(self) -> ShapeOracle:
+        """The derived facts, gathered on first use: the rules that need none (``Rule.needs_inference``)
+        run while a large model's inference is still running in its child."""
+        return self._given_oracle or ShapeOracle(self.loaded)
 
     @property
     def budget_s(self) -> float:
@@ -90,9 +96,19 @@ class LintContext:
         return frozenset(found)
 
     @cached_property
+    def batch_names(self) -> frozenset[str]:
+        """Named first dims of the main graph's inputs: the dynamic batch, as the producer named it."""
+        return batch_names(self.scopes[0])
+
+    @cached_property
+    def reshape_targets(self) -> ReshapeTargets:
+        """The main graph's Reshape/Expand nodes by the source of their target (constant or computed)."""
+        return ReshapeTargets.of(self.scopes[0])
+
+    @cached_property
     def baked_reshapes(self) -> list[BakedReshape]:
         """Main-graph Reshapes whose computed target drops the dynamic batch (see ``baked_batch``)."""
-        return baked_reshapes(self.scopes[0], self.oracle, self.model)
+        return baked_reshapes(self.scopes[0], self.reshape_targets, self.oracle, self.batch_names)
 
     @cached_property
     def batch_bound(self) -> set[str]:

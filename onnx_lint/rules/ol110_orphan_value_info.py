@@ -46,6 +46,7 @@ class OrphanValueInfo(Rule):
     name = "orphan-value-info"
     severity = Severity.INFO
     summary = "value_info entries for tensors nothing in the model defines"
+    needs_inference = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         if not any(len(scope.graph.value_info) for scope in ctx.scopes):

@@ -37,6 +37,7 @@ class QdqPresent(Rule):
     name = "qdq-present"
     severity = Severity.INFO
     summary = "The model already holds Q/DQ nodes (quantizing it again doubles them)"
+    needs_inference = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         found = list(qdq_nodes(ctx.scopes))

@@ -42,6 +42,7 @@ class QdqZeroPointType(Rule):
     name = "qdq-zero-point-type"
     severity = Severity.INFO
     summary = "Q/DQ zero-points TensorRT rejects (not INT8, or not 0)"
+    needs_inference = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         lookup = ConstantLookup()
