@@ -73,15 +73,13 @@ class ReshapeTargets:
         lookup = ConstantLookup()
         computed: list[int] = []
         constant: list[ConstantTarget] = []
-        for i in range(len(nodes)):
-            if texts[3 * i] not in _TARGETED or texts[3 * i + 1] not in ONNX_DOMAINS:
-                continue
+        for i in [i for i in range(len(nodes)) if texts[3 * i] in _TARGETED and texts[3 * i + 1] in ONNX_DOMAINS]:
             node = nodes[i]
             if len(node.input) < 2:
                 continue
             const = lookup.find(scope, node.input[1])
             if const is None:
-                if node.op_type == "Reshape":
+                if texts[3 * i] == "Reshape":
                     computed.append(i)
                 continue
             target = const.value()

@@ -45,6 +45,17 @@ class LintContext:
         # Declarations a slower engine was asked to derive and did not (filled by ``declarations``).
         self.unproven: list[Declaration] = []
 
+    def for_fixed_copy(self, loaded: LoadedModel, *, nodes_reordered: bool) -> LintContext:
+        """The context of a fixed copy of this model, whose declarations (only) changed: the derived
+        facts carry over (``ShapeOracle.rebind``), and so, where no node moved, do the facts about
+        nodes and constants, which the re-lint after a fix would otherwise compute again."""
+        ctx = LintContext(loaded, self.display, self.oracle.rebind(loaded, nodes_reordered=nodes_reordered),
+                          runtime_probe=self.runtime_probe, inference_budget=self.inference_budget)
+        if not nodes_reordered:
+            known = vars(self)
+            vars(ctx).update((name, known[name]) for name in _NODE_FACTS if name in known)
+        return ctx
+
     @cached_property
     def oracle(self) -> ShapeOracle:
         """The derived facts, gathered on first use: the rules that need none (``Rule.needs_inference``)
@@ -273,6 +284,11 @@ class LintContext:
     def node_failure(self, scope: GraphScope, index: int) -> NodeFailure:
         """What ONNX's inference says about one node inferred on its own (lint/untyped.py)."""
         return untyped.node_failure(self, scope, index)
+
+
+# Facts about the graph's nodes, constants and inputs with the derived values of its stripped copy:
+# an annotation fix changes none of them (see ``for_fixed_copy``).
+_NODE_FACTS = ("batch_names", "reshape_targets", "baked_reshapes", "batch_bound")
 
 
 def _agrees(declared: onnx.TypeProto, computed: onnx.TypeProto) -> bool:
