@@ -82,8 +82,9 @@ class GraphValues(Mapping[str, onnx.ValueInfoProto]):
     value_info, as a dict updated in that order would hold them).
 
     The value_info table (an entry per node output: 100k on a large model, ~0.1 s to
-    build) is built only when a name is not among the inputs and outputs; the rules
-    on a model without value_info of its own never ask for one.
+    build) is built only when a name is not among the inputs and outputs, or among
+    the names an earlier ``pick`` looked up; the rules on a model without value_info
+    of its own never ask for one.
     """
 
     def __init__(self, graph: onnx.GraphProto) -> None:
@@ -91,6 +92,7 @@ class GraphValues(Mapping[str, onnx.ValueInfoProto]):
         self._ends = {v.name: v for v in graph.input}
         self._ends.update((v.name, v) for v in graph.output if v.HasField("type"))
         self._all: dict[str, onnx.ValueInfoProto] | None = None
+        self._picked: dict[str, onnx.ValueInfoProto | None] = {}  # answers of ``pick``, absent names as None
 
     def _table(self) -> dict[str, onnx.ValueInfoProto]:
         if self._all is None:
@@ -100,16 +102,18 @@ class GraphValues(Mapping[str, onnx.ValueInfoProto]):
 
     def get(self, name: str, default: onnx.ValueInfoProto | None = None) -> onnx.ValueInfoProto | None:  # type: ignore[override]
         found = self._ends.get(name)
-        return found if found is not None else self._table().get(name, default)
+        if found is not None:
+            return found
+        if self._all is None and name in self._picked:
+            picked = self._picked[name]
+            return picked if picked is not None else default
+        return self._table().get(name, default)
 
     def __getitem__(self, name: str) -> onnx.ValueInfoProto:
         found = self.get(name)
         if found is None:
             raise KeyError(name)
         return found
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._ends or name in self._table()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._table())
@@ -126,7 +130,16 @@ class GraphValues(Mapping[str, onnx.ValueInfoProto]):
         wanted = set(names)
         found = {v.name: v for v in self._graph.value_info if v.name in wanted}
         found.update((name, value) for name, value in self._ends.items() if name in wanted)
+        self._picked.update(dict.fromkeys(wanted))
+        self._picked.update(found)
         return found
+
+    def __contains__(self, name: object) -> bool:
+        if name in self._ends:
+            return True
+        if self._all is None and name in self._picked:
+            return self._picked[name] is not None
+        return name in self._table()
 
     def listed(self) -> int:
         """How many value_info entries inference wrote (the stripped graph had none; each names one node
