@@ -37,7 +37,7 @@ class BakedReshape:
 
 def batch_names(scope: GraphScope) -> frozenset[str]:
     """Named first dims of the main graph's inputs (initializers with a default value excluded)."""
-    initializers = scope.initializers()  # the scope's one table, which the constant lookups share
+    initializers = scope.initializer_names()
     names = set()
     for value in scope.graph.input:
         if value.name in initializers:

@@ -58,7 +58,7 @@ class OrphanValueInfo(Rule):
         pending = {v.name for scope in ctx.scopes for v in scope.graph.value_info}
         for scope in ctx.scopes:
             graph = scope.graph
-            initializers = scope.initializers()  # the scope's one table, shared with other rules
+            initializers = scope.initializer_names()
             pending = {name for name in pending if name not in initializers}
             pending.difference_update(v.name for v in graph.input)
             if pending:
