@@ -1,5 +1,5 @@
-"""``GraphValues``: what inference derived for each tensor of a graph, answered without a 100k-entry
-table where a rule asks for a few names (``pick``) - and always the answer the whole table gives."""
+"""``GraphValues``: what inference derived for each tensor of a graph, looked up by name through a table
+of positions (no wrapper per entry kept alive) - and always the answer a plain dict would give."""
 
 from __future__ import annotations
 
@@ -14,17 +14,20 @@ def _inferred() -> onnx.GraphProto:
     nodes = [h.make_node("Relu", ["X"], ["a"]), h.make_node("Neg", ["a"], ["b"]), h.make_node("Abs", ["b"], ["Y"])]
     graph = h.make_graph(nodes, "g", [h.make_tensor_value_info("X", T.FLOAT, ["batch", 4])],
                          [h.make_tensor_value_info("Y", T.FLOAT, None)])
-    return run_onnx_inference(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])).graph
+    inferred = run_onnx_inference(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])).graph
+    inferred.value_info.append(h.make_tensor_value_info("a", T.DOUBLE, [1]))  # a second entry: the last wins
+    inferred.value_info.append(h.make_tensor_value_info("X", T.INT64, [9]))  # an input's own entry wins
+    return inferred
 
 
-def test_pick_then_get_answers_as_the_whole_table_does_without_building_it():
+def test_lookups_answer_as_a_dict_built_in_order_does():
     graph = _inferred()
-    table = dict(GraphValues(graph).items())
+    truth = {v.name: v for v in graph.value_info}
+    truth.update((v.name, v) for v in graph.input)
+    truth.update((v.name, v) for v in graph.output if v.HasField("type"))
     values = GraphValues(graph)
-    picked = values.pick(["a", "missing", "X"])
-    assert set(picked) == {"a", "X"} and picked["a"] == table["a"]
-    assert values.get("a") == table["a"] and values.get("missing") is None
-    assert "a" in values and "missing" not in values
-    assert values._all is None  # noqa: SLF001 -- the point: no table for the picked names
-    assert values.get("b") == table["b"]  # a name never picked still gets its answer (from the table)
-    assert values.pick(["b", "Y"]) == {"b": table["b"], "Y": table["Y"]}
+    assert values.pick(["a", "missing", "X"]) == {"a": truth["a"], "X": truth["X"]}
+    assert truth["a"].type.tensor_type.elem_type == T.DOUBLE and truth["X"].type.tensor_type.elem_type == T.FLOAT
+    assert all(values.get(name) == value for name, value in truth.items())
+    assert values.get("missing") is None and "missing" not in values and "b" in values
+    assert set(values) == set(truth) and len(values) == len(truth)

@@ -81,33 +81,33 @@ class GraphValues(Mapping[str, onnx.ValueInfoProto]):
     """Tensor name -> the ValueInfoProto inference left for it in one graph (outputs over inputs over
     value_info, as a dict updated in that order would hold them).
 
-    The value_info table (an entry per node output: 100k on a large model, ~0.1 s to
-    build) is built only when a name is not among the inputs and outputs, or among
-    the names an earlier ``pick`` looked up; the rules on a model without value_info
-    of its own never ask for one.
+    value_info (an entry per node output: 100k on a large model) is looked up through a table of
+    positions, built when a name is not among the inputs and outputs: a table of the entries
+    themselves would keep a wrapper object per entry alive, three times the cost (~0.1 s on
+    100k entries). The rules on a model without value_info of its own never ask for one.
     """
 
     def __init__(self, graph: onnx.GraphProto) -> None:
         self._graph = graph
         self._ends = {v.name: v for v in graph.input}
         self._ends.update((v.name, v) for v in graph.output if v.HasField("type"))
-        self._all: dict[str, onnx.ValueInfoProto] | None = None
-        self._picked: dict[str, onnx.ValueInfoProto | None] = {}  # answers of ``pick``, absent names as None
+        self._positions: dict[str, int] | None = None
 
-    def _table(self) -> dict[str, onnx.ValueInfoProto]:
-        if self._all is None:
-            self._all = {v.name: v for v in self._graph.value_info}
-            self._all.update(self._ends)
-        return self._all
+    def _position(self, name: str) -> int | None:
+        if self._positions is None:  # the last entry of a name wins, as in a dict built in order
+            self._positions = {n: i for i, n in enumerate([v.name for v in self._graph.value_info])}
+        return self._positions.get(name)
 
     def get(self, name: str, default: onnx.ValueInfoProto | None = None) -> onnx.ValueInfoProto | None:  # type: ignore[override]
         found = self._ends.get(name)
         if found is not None:
             return found
-        if self._all is None and name in self._picked:
-            picked = self._picked[name]
-            return picked if picked is not None else default
-        return self._table().get(name, default)
+        position = self._position(name)
+        return self._graph.value_info[position] if position is not None else default
+
+    def pick(self, names: Collection[str]) -> dict[str, onnx.ValueInfoProto]:
+        """The entries of ``names`` that exist, by name."""
+        return {name: value for name in names if (value := self.get(name)) is not None}
 
     def __getitem__(self, name: str) -> onnx.ValueInfoProto:
         found = self.get(name)
@@ -115,31 +115,19 @@ class GraphValues(Mapping[str, onnx.ValueInfoProto]):
             raise KeyError(name)
         return found
 
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and (name in self._ends or self._position(name) is not None)
+
+    def _names(self) -> set[str]:
+        self._position("")
+        assert self._positions is not None
+        return set(self._positions) | set(self._ends)
+
     def __iter__(self) -> Iterator[str]:
-        return iter(self._table())
+        return iter(self._names())
 
     def __len__(self) -> int:
-        return len(self._table())
-
-    def pick(self, names: Collection[str]) -> dict[str, onnx.ValueInfoProto]:
-        """The entries of ``names`` alone: where the whole table is not built yet, one pass over
-        value_info keeps only those (a rule asking for its 18k Reshapes of a 100k-node model needs
-        no 100k-entry table)."""
-        if self._all is not None:
-            return {name: value for name in names if (value := self._all.get(name)) is not None}
-        wanted = set(names)
-        found = {v.name: v for v in self._graph.value_info if v.name in wanted}
-        found.update((name, value) for name, value in self._ends.items() if name in wanted)
-        self._picked.update(dict.fromkeys(wanted))
-        self._picked.update(found)
-        return found
-
-    def __contains__(self, name: object) -> bool:
-        if name in self._ends:
-            return True
-        if self._all is None and name in self._picked:
-            return self._picked[name] is not None
-        return name in self._table()
+        return len(self._names())
 
     def listed(self) -> int:
         """How many value_info entries inference wrote (the stripped graph had none; each names one node
