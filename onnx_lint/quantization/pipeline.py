@@ -234,12 +234,13 @@ def _kernel(message: str) -> str:
 
 def quantize_model(source: Path, output: Path, samples: list[Sample], options: QuantizeOptions,
                    rules: Sequence[Rule], progress: Progress, *, calibration: dict,
-                   on_written: Callable[[Path], None] | None = None) -> QuantizeReport:
+                   on_written: Callable[[Path], None] | None = None, source_name: str | None = None) -> QuantizeReport:
     """Run the whole pipeline; raises ``QuantizeError`` or ``Cancelled`` and then writes nothing.
 
     A returned report with ``written`` False means the accuracy target was missed
     even after the fallback (nothing written); ``fp16_only`` means no node could
-    be quantized to INT8 and an FP16-only model was written.
+    be quantized to INT8 and an FP16-only model was written. ``source_name`` is the source the written model
+    records (model/provenance.py) when ``source`` is a temporary copy; else its file name.
     """
     report = QuantizeReport(str(source), str(output), calibration)
     refuse_existing_output(output, options.force)
@@ -346,7 +347,7 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
             progress.close()
             return report
         progress.check()
-        report.provenance = _record(source, report, best, options, int8 and not report.fp16_only)
+        report.provenance = _record(source_name or source.name, report, best, options, int8 and not report.fp16_only)
         written = onnx.ModelProto()
         written.CopyFrom(best.model)
         stamp(written, report.provenance)
@@ -596,12 +597,12 @@ def refuse_existing_output(output: Path, force: bool) -> None:
                             "(--force, or the option force); nothing was written")
 
 
-def _record(source: Path, report: QuantizeReport, best: Build, options: QuantizeOptions,
+def _record(source: str, report: QuantizeReport, best: Build, options: QuantizeOptions,
             int8: bool) -> QuantizeRecord:
     """What the written model says about itself (model/provenance.py): the settings of the build written."""
     method = report.calibration.get("chosen") or options.calibration_method
     count = sum(1 for _ in qdq_nodes(list(iter_scopes(best.model))))
-    return QuantizeRecord(__version__, source.name, method if int8 else None,
+    return QuantizeRecord(__version__, source, method if int8 else None,
                           {"type": "int8", "symmetric": ACTIVATION_SYMMETRIC},
                           {"type": "int8", "symmetric": WEIGHT_SYMMETRIC, "per_channel": options.per_channel},
                           count)
