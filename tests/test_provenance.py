@@ -67,3 +67,23 @@ def test_stamping_keeps_other_tools_metadata_and_replaces_only_our_earlier_recor
     assert record.describe() == ("Quantized by onnx-lint 0.1.0 from model.onnx, entropy calibration, INT8 "
                                  "(asymmetric) activations, INT8 (symmetric, per-channel) weights, FP16 elsewhere "
                                  f"({_qdq_count(model)} Q/DQ nodes)")
+
+
+def test_the_model_views_line_says_where_the_model_came_from_and_when_its_qdq_were_edited_since(tmp_path):
+    from onnx_lint.lint.context import LintContext
+    from onnx_lint.model.load import read_model
+    from onnx_lint.server.jobs import provenance_line
+
+    def line(model: onnx.ModelProto) -> str | None:
+        path = tmp_path / "m.onnx"
+        onnx.save(model, path)
+        return provenance_line(LintContext(read_model(path), str(path)))
+
+    model = readiness.qdq_uint8_zero_point()
+    assert line(model) is None
+    count = _qdq_count(model)
+    stamp(model, _record(count))
+    assert line(model) == _record(count).describe()
+    stamp(model, _record(count + 2))
+    edited = f"; its Q/DQ were edited since ({count + 2} recorded, {count} now)"
+    assert line(model) == _record(count + 2).describe() + edited
