@@ -6,13 +6,13 @@ A model that fails one is reported as unreadable (OL000) with the reason, before
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import onnx
 
 from onnx_lint.base.errors import ModelLoadError
-from onnx_lint.model.external import check_external_data, raw_size_cached
+from onnx_lint.model.external import ITEMSIZES, check_external_data, raw_size
 from onnx_lint.model.graphs import GraphScope, cyclic_nodes, iter_scopes
 
 
@@ -69,32 +69,50 @@ def check_initializers(scopes: list[GraphScope], display: str) -> list[onnx.Tens
 
     Such a tensor makes every derived shape meaningless and ONNX Runtime refuses
     the model. Only lengths are compared; external data is checked by ``os.stat``.
+    The first defective tensor in file order is the one named.
     """
     external: list[onnx.TensorProto] = []
+    for kind, tensors in _tensor_groups(scopes):
+        _check_group(kind, tensors, display, external)
+    return external
+
+
+def _check_group(kind: str, tensors: Iterable[onnx.TensorProto], display: str,
+                 external: list[onnx.TensorProto]) -> None:
+    """The loop 100k weights pay: each protobuf field read makes a Python object, so a tensor costs
+    four reads (dims once, as a list, location, raw length, type). Raw data of a whole-byte type
+    whose length matches is the common case; anything else takes ``_check_tensor``'s full path."""
     external_location = onnx.TensorProto.EXTERNAL
-    for kind, tensor in iter_tensors(scopes):
-        dims = tensor.dims
-        count = 1
-        if dims:
-            if min(dims) < 0:
-                raise ModelLoadError(display, f"{kind} '{tensor.name}' has a negative dim {list(dims)}")
-            count = math.prod(dims)
+    itemsizes, prod = ITEMSIZES, math.prod
+    for tensor in tensors:
+        dims = tensor.dims[:]  # a list: min and prod on it cost less than on protobuf's container
+        if dims and min(dims) < 0:
+            raise ModelLoadError(display, f"{kind} '{tensor.name}' has a negative dim {dims}")
         if tensor.data_location == external_location:
             external.append(tensor)
             continue
-        if tensor.HasField("raw_data"):  # the common case, inline: 100k weights pay this loop
-            needed = raw_size_cached(tensor.data_type, count)
-            held = len(tensor.raw_data)  # a transient copy of one tensor at most
-            if needed is not None and held != needed and not tensor.HasField("segment"):
-                raise ModelLoadError(display, f"{kind} '{tensor.name}' holds {held} bytes of data but dims "
-                                     f"{list(dims)} need {needed}")
-            continue
-        if tensor.HasField("segment"):
-            continue
-        problem = _data_size_problem(tensor, count)
-        if problem:
-            raise ModelLoadError(display, f"{kind} '{tensor.name}' {problem}")
-    return external
+        held = len(tensor.raw_data)  # a transient copy of one tensor at most
+        if held:
+            itemsize = itemsizes.get(tensor.data_type)
+            if itemsize is not None and held == prod(dims) * itemsize:
+                continue
+        _check_tensor(kind, tensor, dims, held, display)
+
+
+def _check_tensor(kind: str, tensor: onnx.TensorProto, dims: list[int], held: int, display: str) -> None:
+    """Sizes the common case does not settle: empty or sub-byte raw data, segments, typed fields."""
+    count = math.prod(dims)
+    if held or tensor.HasField("raw_data"):
+        needed = raw_size(tensor.data_type, count)
+        if needed is not None and held != needed and not tensor.HasField("segment"):
+            raise ModelLoadError(display, f"{kind} '{tensor.name}' holds {held} bytes of data but dims "
+                                 f"{dims} need {needed}")
+        return
+    if tensor.HasField("segment"):
+        return
+    problem = _data_size_problem(tensor, count)
+    if problem:
+        raise ModelLoadError(display, f"{kind} '{tensor.name}' {problem}")
 
 
 def _data_size_problem(tensor: onnx.TensorProto, count: int) -> str | None:
@@ -180,16 +198,20 @@ def check_cycles(scopes: list[GraphScope], display: str) -> None:
 def iter_tensors(scopes: list[GraphScope]) -> Iterator[tuple[str, onnx.TensorProto]]:
     """Every tensor that can carry data, with what messages call it: initializers, then the
     parts of sparse initializers and the tensors of Constant-like nodes ("constant tensor")."""
+    for kind, tensors in _tensor_groups(scopes):
+        for tensor in tensors:
+            yield kind, tensor
+
+
+def _tensor_groups(scopes: list[GraphScope]) -> Iterator[tuple[str, Iterable[onnx.TensorProto]]]:
+    """``iter_tensors`` in runs: each graph's initializers come as one sequence, looped over without a yield each."""
     for scope in scopes:
-        for tensor in scope.graph.initializer:
-            yield "initializer", tensor
+        yield "initializer", scope.graph.initializer
         for sparse in scope.graph.sparse_initializer:
-            yield "constant tensor", sparse.values
-            yield "constant tensor", sparse.indices
+            yield "constant tensor", (sparse.values, sparse.indices)
         for index in scope.special():
             for attr in scope.graph.node[index].attribute:
                 if attr.type == onnx.AttributeProto.TENSOR:
-                    yield "constant tensor", attr.t
+                    yield "constant tensor", (attr.t,)
                 elif attr.type == onnx.AttributeProto.TENSORS:
-                    for tensor in attr.tensors:
-                        yield "constant tensor", tensor
+                    yield "constant tensor", attr.tensors
