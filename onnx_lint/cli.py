@@ -12,7 +12,6 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -321,8 +320,9 @@ def _run_jobs(jobs: list[Job], requested: int) -> list:
     if workers == 1:
         for i in misses:
             results[i] = process_job(jobs[i])
-    else:
+    else:  # a pool only here: concurrent.futures.process and multiprocessing cost a one-file run ~10 ms
         import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
         fork = sys.platform.startswith("linux")
         if fork:  # import once here: forked workers inherit it instead of each paying for it

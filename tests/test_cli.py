@@ -338,3 +338,27 @@ def test_timings_table_lints_past_the_cache_and_names_the_slowest_step_first(tmp
     seconds = [float(row.rsplit(None, 2)[-2]) for row in rows]
     assert seconds == sorted(seconds, reverse=True) and any(r.startswith("rule OL001") for r in rows)
     assert total.startswith("total") and total.endswith("100.0%")
+
+
+_RECORD_MODULES = """
+import json, sys
+from onnx_lint.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_checking_one_healthy_model_imports_nothing_it_does_not_use(tmp_path):
+    """Start-up is part of every run: one file needs no process pool, no TOML parser without a configuration
+    file, no Python API module and neither fallback engine (the runtime probe, ONNX Runtime's symbolic
+    inference) when ONNX's inference answers everything."""
+    path = tmp_path / "model.onnx"
+    onnx.save_model(defects.healthy_matmul(), path)
+    done = subprocess.run([sys.executable, "-c", _RECORD_MODULES, "check", "--no-cache", "-q", str(path)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    modules = set(report["modules"])
+    assert report["code"] == 0 and "onnx_lint.rules.registry" in modules
+    unused = {"multiprocessing", "concurrent.futures.process", "tomllib", "onnx_lint.api",
+              "onnx_lint.engines.probe", "onnx_lint.engines.symbolic", "onnxruntime"}
+    assert not unused & modules
