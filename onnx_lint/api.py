@@ -155,7 +155,9 @@ def quantize(model_or_path: ModelOrPath, output: str | os.PathLike[str], *,
     with _model_file(model_or_path, base_path) as (path, display):
         if target.resolve() == path.resolve():
             raise QuantizeError("the output must be a new file; the input model is never changed")
-        report, random = quantize_file(path, target, data, shapes, samples, options, Progress())
+        in_memory = not isinstance(model_or_path, (str, os.PathLike))  # then path is a temporary copy
+        report, random = quantize_file(path, target, data, shapes, samples, options, Progress(),
+                                       source_name=display if in_memory else None)
     report.model = display
     for record in report.fixes:  # a model given in memory was read from a temporary copy
         record["file"] = display

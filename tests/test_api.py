@@ -183,6 +183,10 @@ def test_quantize_takes_a_model_and_samples_in_memory(tmp_path):
     assert model.SerializeToString() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["q.onnx"]
     onnx.checker.check_model(onnx.load(tmp_path / "q.onnx"), full_check=True)
+    # the written model records where it came from: the model in memory, not the temporary copy read
+    assert report.provenance is not None and report.provenance.source == "<in-memory model>"
+    assert '"source": "<in-memory model>"' in {p.key: p.value for p in onnx.load(tmp_path / "q.onnx").metadata_props}[
+        "onnx_lint.quantized"]
 
 
 def test_the_example_exports_fixes_and_quantizes(tmp_path):

@@ -11,6 +11,7 @@ import pytest
 from conftest import run_process
 from real_models import package_models, package_root
 
+import onnx_lint
 from examples import defects
 
 ort = pytest.importorskip("onnxruntime")
@@ -134,6 +135,56 @@ def test_quantize_repairs_and_produces_a_valid_int8_fp16_model(tmp_path):
     assert report["outputs"][0]["name"] == "Y" and report["outputs"][0]["cosine_similarity"] >= 0.99
     assert report["opset"] == {"from": 17, "to": 21}
     assert "cosine similarity" in run.out and "Y" in run.out
+
+
+def test_the_written_model_opens_without_notes_about_its_own_qdq_and_says_where_it_came_from(tmp_path):
+    """OL202/OL205 would describe what quantize itself wrote: its record keeps them silent, the report states the
+    TensorRT caveat once, and the same Q/DQ without the record, or edited afterwards, are noted as before."""
+    source = tmp_path / "seed.onnx"
+    onnx.save(defects.weakly_typed_mlp(), source)
+    out = tmp_path / "seed.q.onnx"
+    run = run_process("quantize", str(source), "-o", str(out), "--calibration-data", str(_samples(tmp_path / "c.npz")),
+                      "--calibration-method", "entropy", "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    model = onnx.load(out)
+    qdq = [n for n in model.graph.node if n.op_type in ("QuantizeLinear", "DequantizeLinear")]
+    record = json.loads({p.key: p.value for p in model.metadata_props}["onnx_lint.quantized"])
+    assert record == {"tool": "onnx-lint", "version": onnx_lint.__version__, "source": "seed.onnx",
+                      "calibration": "entropy", "activations": {"type": "int8", "symmetric": False},
+                      "weights": {"type": "int8", "symmetric": True, "per_channel": True}, "qdq_nodes": len(qdq)}
+    # the zero-points are what the record says: activations asymmetric (nonzero), weights symmetric (0)
+    zero_points = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer
+                   if i.name.endswith("zero_point")}
+    assert any(v.any() for k, v in zero_points.items() if k.startswith("X")) and not zero_points["W1_zero_point"].any()
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["provenance"] == record and "not TensorRT" in report["target_runtime"]
+    assert "target runtime: ONNX Runtime; not TensorRT" in run.out  # the caveat, once, where the user decides
+    assert "Quantized by onnx-lint" in run.out
+
+    def qdq_notes(path):
+        check = run_process("check", str(path), "--no-cache", "--output-format", "json", cwd=tmp_path)
+        return {d["code"]: d["message"] for d in json.loads(check.out) if d["code"] in ("OL202", "OL205")}
+
+    assert qdq_notes(out) == {}
+    without = onnx.ModelProto()
+    without.CopyFrom(model)
+    del without.metadata_props[:]
+    onnx.save(without, tmp_path / "no-record.onnx")
+    assert set(qdq_notes(tmp_path / "no-record.onnx")) == {"OL202", "OL205"}
+    # Edited afterwards: the input's Q/DQ pair taken out, the MatMul reading the float tensor again.
+    edited = onnx.ModelProto()
+    edited.CopyFrom(model)
+    pair = [n for n in edited.graph.node if n.op_type in ("QuantizeLinear", "DequantizeLinear")
+            and n.name.startswith("X_")]
+    quantized_input, dequantized = pair[0].input[0], pair[1].output[0]
+    for node in pair:
+        edited.graph.node.remove(node)
+    for node in edited.graph.node:
+        node.input[:] = [quantized_input if i == dequantized else i for i in node.input]
+    onnx.save(edited, tmp_path / "edited.onnx")
+    notes = qdq_notes(tmp_path / "edited.onnx")
+    assert set(notes) == {"OL202"}  # the weights' zero-points left are symmetric: no OL205
+    assert f"record lists {len(qdq)} Q/DQ node(s)" in notes["OL202"] and "edited after" in notes["OL202"]
 
 
 def test_random_calibration_warns_loudly_and_honours_input_shape(tmp_path):

@@ -290,3 +290,59 @@ def test_fp16_overflow_read_in_bulk_flags_exactly_the_tensors_one_by_one_would(c
     flagged = {d["location"]["tensor"] for d in _findings(cli, path) if d["code"] == "OL201"}
     assert expected == {"w17", "w999", "w2048"}  # NaN, inf and a value just above the flush line are not flagged
     assert flagged == expected
+
+
+def test_fp16_overflow_bulk_read_finds_what_reading_each_tensor_finds(cli, tmp_path, monkeypatch):
+    """The bulk range check (raw bytes joined per element type, in batches) flags exactly the
+    initializers that ``to_array`` one by one flags, whatever the batch size: in range, overflowing,
+    all-tiny, NaN, all-zero, float64, typed ``float_data`` storage and raw bytes of a wrong length."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx import numpy_helper
+
+    from onnx_lint.model.graphs import iter_scopes
+    from onnx_lint.rules import ol201_fp16_overflow as ol201
+
+    rng = np.random.default_rng(3)
+    inits = []
+    for i in range(120):
+        kind = i % 8
+        values = rng.standard_normal(int(rng.integers(1, 40))).astype(np.float64 if kind == 5 else np.float32)
+        if kind == 1:
+            values[int(rng.integers(values.size))] = 1e6
+        elif kind == 2:
+            values = values * np.float32(1e-9)
+        elif kind == 3:
+            values[0] = np.nan
+        elif kind == 4:
+            values = np.zeros_like(values)
+        tensor = numpy_helper.from_array(values, f"w{i}")
+        if kind == 6:
+            tensor = h.make_tensor(f"w{i}", T.FLOAT, [values.size], values.tolist())  # float_data
+        elif kind == 7:
+            tensor.raw_data = tensor.raw_data[:-1]  # not a whole number of values
+        inits.append(tensor)
+    graph = h.make_graph([h.make_node("Identity", ["X"], ["Y"])], "g",
+                         [h.make_tensor_value_info("X", T.FLOAT, [1])], [h.make_tensor_value_info("Y", T.FLOAT, [1])],
+                         inits)
+    [scope] = iter_scopes(h.make_model(graph))
+
+    def flagged() -> set[str]:
+        return {c.name for c in ol201.suspect_constants(scope)
+                if c.tensor.data_type in (T.FLOAT, T.DOUBLE) and len(c.tensor.raw_data) % 4 == 0
+                and ol201.fp16_problem(numpy_helper.to_array(c.tensor)) is not None}
+
+    truth = set()
+    for tensor in inits:
+        try:
+            values = numpy_helper.to_array(tensor)
+        except Exception:
+            continue
+        if ol201.fp16_problem(values) is not None:
+            truth.add(tensor.name)
+    suspects = {c.name for c in ol201.suspect_constants(scope)}
+    assert truth and truth <= suspects
+    assert {f"w{i}" for i in range(7, 120, 8)} <= suspects  # wrong byte length: left to the full check
+    assert flagged() == truth
+    monkeypatch.setattr(ol201, "_BATCH_BYTES", 64)  # many batches, some of one tensor
+    assert {c.name for c in ol201.suspect_constants(scope)} == suspects

@@ -89,3 +89,35 @@ def test_rule_snapshot(cli, tmp_path, code):
 def test_no_snapshot_without_a_rule():
     """A snapshot left behind by a removed or renumbered rule would be reviewed by no test."""
     assert sorted(p.stem for p in RULE_SNAPSHOTS.glob("*.txt")) == sorted(FIXTURES)
+
+
+def _every_fixture_model() -> list[tuple[str, Builder]]:
+    return [(f"{code}-{kind}", build) for code, fixture in sorted(FIXTURES.items())
+            for kind, build in [("bad", fixture.bad), ("healthy", fixture.healthy), *fixture.variants.items()]]
+
+
+@pytest.mark.parametrize("name, build", _every_fixture_model(), ids=[n for n, _ in _every_fixture_model()])
+def test_rules_that_need_no_inference_never_ask_for_it(tmp_path, name, build):
+    """The rules marked ``needs_inference = False`` run while a large model's inference is still running
+    in its child: asking for a derived fact there would make them wait for it, every time. On every
+    fixture model, running them all leaves the context's derived facts unbuilt (and their findings are
+    those of the whole run)."""
+    from onnx_lint.base.errors import ModelLoadError
+    from onnx_lint.lint.context import LintContext
+    from onnx_lint.lint.linter import RuleRun
+    from onnx_lint.model.load import read_unvalidated, validate_loaded
+    from onnx_lint.rules import ALL_RULES
+
+    path = _write(build, tmp_path / "m.onnx")
+    try:
+        loaded = read_unvalidated(path)
+        validate_loaded(loaded)
+    except ModelLoadError:
+        return  # OL000's row: no rule runs on it
+    early = [rule for rule in ALL_RULES if not rule.needs_inference]
+    assert {r.code for r in early} >= {"OL103", "OL105", "OL201", "OL202"}
+    ctx = LintContext(loaded, path.name)
+    run = RuleRun(ctx, early, lambda code: True)
+    run.run(lambda rule: True)
+    assert "oracle" not in vars(ctx), f"a rule marked needs_inference=False asked for derived facts on {name}"
+    assert not run.internal_errors()

@@ -32,6 +32,7 @@ from lsp_support import (
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
+import onnx_lint
 from examples import defects
 
 REPO = Path(__file__).resolve().parent.parent
@@ -225,6 +226,7 @@ async def test_describe_model_gives_the_model_view_its_data(client, tmp_path):
     assert summary["outputs"] == [{"name": "Y", "declared": "float", "derived": "float[batch, 8]",
                                    "engine": "onnxruntime-symbolic"}]  # onnx stops at the custom Gelu
     assert sorted(d["code"] for d in described["diagnostics"]) == ["OL001", "OL003"]
+    assert summary["provenance"] is None  # not a model onnx-lint quantize wrote
     await execute(client, "onnx-lint.fixAll", model.as_uri())
     after = await execute(client, "onnx-lint.describeModel", model.as_uri())
     assert after["summary"]["outputs"][0]["declared"] == "float[batch, 8]" and after["diagnostics"] == []
@@ -503,6 +505,12 @@ async def test_quantize_command_reports_progress_output_and_accuracy(client, tmp
     assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds
     assert reports[0].cancellable is True
     assert any(m.message.startswith("Quantized model written to") for m in client.messages)
+    # The written model's view: where it came from, and no note about the Q/DQ onnx-lint itself just wrote.
+    described = await execute(client, "onnx-lint.describeModel", output.as_uri())
+    provenance = described["summary"]["provenance"]
+    assert provenance.startswith(f"Quantized by onnx-lint {onnx_lint.__version__} from seed.onnx, ")
+    assert "calibration, INT8 (asymmetric) activations, INT8 (symmetric, per-channel) weights" in provenance
+    assert not {d["code"] for d in described["diagnostics"]} & {"OL202", "OL205"}, described["diagnostics"]
 
 
 async def test_quantize_nothing_int8_quantizable_is_the_cli_policy(client, tmp_path):

@@ -260,6 +260,15 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert seen["quantizing"] == {"busy": "Quantizing…", "fixAllDisabled": True}  # no second run meanwhile
     assert quantized["enabledAfter"] is True
     assert "random" in quantized["text"]  # the loud warning about random calibration
+    # While it ran: a notification with its step text and a Cancel button (the server's work-done progress).
+    steps = [n for n in quantized["notifications"] if n["message"].startswith("Quantize weak.onnx to INT8+FP16")]
+    assert steps and all(n["buttons"] == ["Cancel"] for n in steps), quantized["notifications"]
+    assert any(re.search(r"(Repairing annotations|Calibrating on \d+ samples|Quantizing, converting)", n["message"])
+               for n in steps), steps
+    # The written model's view: no note about the Q/DQ onnx-lint itself wrote, and where the model came from.
+    assert "OL202" not in quantized["writtenProblems"] and "OL205" not in quantized["writtenProblems"]
+    assert re.search(r"provenance\s+Quantized by onnx-lint \S+ from weak\.onnx, \w+ calibration, INT8 \(asymmetric\) "
+                     r"activations", quantized["writtenIdentity"]), quantized["writtenIdentity"]
     shots = {Path(p).stem.split("-", 1)[1] for p in seen["screenshots"]}
     assert shots >= {"model-view", "problems-panel", "graph-light", "graph-dark", "text-view", "fixed", "quantized",
                      "whole-graph-light", "whole-graph-dark", "whole-graph-high-contrast", "whole-graph-chain-100k"}

@@ -44,15 +44,21 @@ def read_private_file(path: Path) -> str | None:
     """The text of ``path`` when its folder is private and it is a regular file of this user (no link followed)."""
     if not is_private(path.parent):
         return None
+    return read_regular_file(path, own=True)
+
+
+def read_regular_file(path: Path, *, own: bool = False) -> str | None:
+    """The text of ``path`` when it is a regular file (and, with ``own``, one of this user), opened
+    without following a link; ``None`` otherwise or when it cannot be read."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
-    with os.fdopen(fd, "r", encoding="utf-8") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or (_POSIX and info.st_uid != os.getuid()):
-            return None
-        try:
+    try:
+        with os.fdopen(fd, "r", encoding="utf-8") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or (own and _POSIX and info.st_uid != os.getuid()):
+                return None
             return handle.read()
-        except (OSError, ValueError):
-            return None
+    except (OSError, ValueError):
+        return None

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from onnx_lint.base.private_dirs import read_regular_file
 from onnx_lint.base.version import __version__
 from onnx_lint.lint.diagnostics import Diagnostic
 
@@ -123,17 +124,7 @@ class LintCache:
         """The entry's text, read only through real folders and from a regular file (no link followed)."""
         if not all(_real_folder(f) for f in (self.base, self.folder, entry.parent)):
             return None
-        try:
-            fd = os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
-            return None
-        try:
-            with os.fdopen(fd, "r", encoding="utf-8") as handle:
-                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                    return None
-                return handle.read()
-        except (OSError, ValueError):
-            return None
+        return read_regular_file(entry)
 
     def get(self, path: Path, display: str) -> list[Diagnostic] | None:
         entry = self._entry(path)

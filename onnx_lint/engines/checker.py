@@ -132,22 +132,15 @@ def full_checker_error(model: Path | bytes, external_paths: list[str] | None = N
     return None
 
 
-def start_full_check(fixed: bytes, original: bytes, external_paths: list[str] | None
-                     ) -> ForkedCall[tuple[str | None, str | None]] | None:
-    """The write's full checks of a fix, started in a forked child; ``None`` where nothing started.
+def start_full_check(data: bytes, external_paths: list[str] | None) -> ForkedCall[str | None] | None:
+    """``full_checker_error`` of a model's bytes, in a forked child; ``None`` where nothing started.
 
-    The answer is ``full_checker_error`` of the fixed bytes and, only where that fails, of the
-    original's (a fix may keep a failure, never add one). The fixer starts it as soon as a round's
-    bytes exist and re-lints meanwhile: on a 100k-node model the full check (the checker plus
-    strict inference, ~1 s each) then costs little wall time of its own. The fixed bytes are the
-    file's bytes to be, so the answer is the one the written file gets.
+    The fixer starts the fixed bytes' check as soon as a round's bytes exist and re-lints meanwhile,
+    and the original's when it would otherwise only wait for that answer: on a 100k-node model each
+    full check (the checker plus strict inference) is about one more inference, which then costs
+    little wall time of its own. ``external_paths``: as for ``full_checker_error``.
     """
-    return ForkedCall.start(partial(_full_checks, fixed, original, external_paths))
-
-
-def _full_checks(fixed: bytes, original: bytes, external_paths: list[str] | None) -> tuple[str | None, str | None]:
-    fixed_error = _full_check_of_bytes(fixed, external_paths)
-    return fixed_error, (_full_check_of_bytes(original, external_paths) if fixed_error is not None else None)
+    return ForkedCall.start(partial(_full_check_of_bytes, data, external_paths))
 
 
 def _full_check_of_bytes(data: bytes, external_paths: list[str] | None) -> str | None:

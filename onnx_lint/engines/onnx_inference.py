@@ -6,7 +6,7 @@ serialized and goes through a file.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from functools import partial
 from typing import TypeVar
 
@@ -81,26 +81,33 @@ class GraphValues(Mapping[str, onnx.ValueInfoProto]):
     """Tensor name -> the ValueInfoProto inference left for it in one graph (outputs over inputs over
     value_info, as a dict updated in that order would hold them).
 
-    The value_info table (an entry per node output: 100k on a large model, ~0.1 s to
-    build) is built only when a name is not among the inputs and outputs; the rules
-    on a model without value_info of its own never ask for one.
+    value_info (an entry per node output: 100k on a large model) is looked up through a table of
+    positions, built when a name is not among the inputs and outputs: a table of the entries
+    themselves would keep a wrapper object per entry alive, three times the cost (~0.1 s on
+    100k entries). The rules on a model without value_info of its own never ask for one.
     """
 
     def __init__(self, graph: onnx.GraphProto) -> None:
         self._graph = graph
         self._ends = {v.name: v for v in graph.input}
         self._ends.update((v.name, v) for v in graph.output if v.HasField("type"))
-        self._all: dict[str, onnx.ValueInfoProto] | None = None
+        self._positions: dict[str, int] | None = None
 
-    def _table(self) -> dict[str, onnx.ValueInfoProto]:
-        if self._all is None:
-            self._all = {v.name: v for v in self._graph.value_info}
-            self._all.update(self._ends)
-        return self._all
+    def _position(self, name: str) -> int | None:
+        if self._positions is None:  # the last entry of a name wins, as in a dict built in order
+            self._positions = {n: i for i, n in enumerate([v.name for v in self._graph.value_info])}
+        return self._positions.get(name)
 
     def get(self, name: str, default: onnx.ValueInfoProto | None = None) -> onnx.ValueInfoProto | None:  # type: ignore[override]
         found = self._ends.get(name)
-        return found if found is not None else self._table().get(name, default)
+        if found is not None:
+            return found
+        position = self._position(name)
+        return self._graph.value_info[position] if position is not None else default
+
+    def pick(self, names: Collection[str]) -> dict[str, onnx.ValueInfoProto]:
+        """The entries of ``names`` that exist, by name."""
+        return {name: value for name in names if (value := self.get(name)) is not None}
 
     def __getitem__(self, name: str) -> onnx.ValueInfoProto:
         found = self.get(name)
@@ -109,13 +116,18 @@ class GraphValues(Mapping[str, onnx.ValueInfoProto]):
         return found
 
     def __contains__(self, name: object) -> bool:
-        return name in self._ends or name in self._table()
+        return isinstance(name, str) and (name in self._ends or self._position(name) is not None)
+
+    def _names(self) -> set[str]:
+        self._position("")
+        assert self._positions is not None
+        return set(self._positions) | set(self._ends)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._table())
+        return iter(self._names())
 
     def __len__(self) -> int:
-        return len(self._table())
+        return len(self._names())
 
     def listed(self) -> int:
         """How many value_info entries inference wrote (the stripped graph had none; each names one node

@@ -13,9 +13,9 @@ batch, however the dims look when every input dim is pinned to one size.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import onnx
 
 from onnx_lint.engines.oracle import ShapeOracle
@@ -35,26 +35,60 @@ class BakedReshape:
     runs: tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]
 
 
-def batch_names(model: onnx.ModelProto) -> set[str]:
+def batch_names(scope: GraphScope) -> frozenset[str]:
     """Named first dims of the main graph's inputs (initializers with a default value excluded)."""
-    initializers = {t.name for t in model.graph.initializer}
+    initializers = scope.initializer_names()
     names = set()
-    for value in model.graph.input:
+    for value in scope.graph.input:
         if value.name in initializers:
             continue
         info = value_tensor_info(value)
         if info and info.dims and isinstance(info.dims[0], str):
             names.add(info.dims[0])
-    return names
+    return frozenset(names)
 
 
-def computed_target_reshapes(scope: GraphScope, lookup: ConstantLookup) -> list[int]:
-    """Standard Reshapes of the graph whose target is no constant of the file."""
-    if "Reshape" not in scope.op_types():
-        return []
-    texts, nodes = scope.scan().texts, scope.graph.node
-    reshapes = [i for i in range(len(nodes)) if texts[3 * i] == "Reshape" and texts[3 * i + 1] in ONNX_DOMAINS]
-    return [i for i in reshapes if len(nodes[i].input) > 1 and lookup.find(scope, nodes[i].input[1]) is None]
+@dataclass(frozen=True)
+class ConstantTarget:
+    """A main-graph Reshape or Expand whose target shape is a constant of the file."""
+
+    index: int
+    node: onnx.NodeProto
+    target: np.ndarray
+
+
+@dataclass(frozen=True)
+class ReshapeTargets:
+    """The main graph's standard Reshape/Expand nodes by where their target comes from: read from the
+    file alone, so it is computed while a large model's inference still runs (``Rule.prepare``)."""
+
+    computed: list[int]  # Reshapes whose target is no constant of the file
+    constant: list[ConstantTarget]  # Reshapes and Expands whose target is one
+
+    @classmethod
+    def of(cls, scope: GraphScope) -> ReshapeTargets:
+        if _TARGETED.isdisjoint(scope.op_types()):
+            return cls([], [])
+        texts, nodes = scope.scan().texts, scope.graph.node
+        lookup = ConstantLookup()
+        computed: list[int] = []
+        constant: list[ConstantTarget] = []
+        for i in [i for i in range(len(nodes)) if texts[3 * i] in _TARGETED and texts[3 * i + 1] in ONNX_DOMAINS]:
+            node = nodes[i]
+            if len(node.input) < 2:
+                continue
+            const = lookup.find(scope, node.input[1])
+            if const is None:
+                if texts[3 * i] == "Reshape":
+                    computed.append(i)
+                continue
+            target = const.value()
+            if target is not None:
+                constant.append(ConstantTarget(i, node, target))
+        return cls(computed, constant)
+
+
+_TARGETED = frozenset({"Reshape", "Expand"})
 
 
 def _dims(values, name: str) -> tuple[int, ...] | None:
@@ -66,24 +100,25 @@ def _dims(values, name: str) -> tuple[int, ...] | None:
     return tuple(d for d in info.dims if isinstance(d, int))
 
 
-def _keeps_batch(values: Mapping[str, onnx.ValueInfoProto], name: str, batches: set[str]) -> bool:
+def _keeps_batch(value: onnx.ValueInfoProto | None, batches: frozenset[str]) -> bool:
     """Whether inference derived the tensor with a batch name among its dims (read straight from the
     proto: ``tensor_info`` per Reshape costs a tenth of a second on a 100k-node transformer)."""
-    value = values.get(name)
     if value is None or value.type.WhichOneof("value") != "tensor_type":
         return False
     return any(dim.dim_param in batches for dim in value.type.tensor_type.shape.dim)
 
 
-def baked_reshapes(scope: GraphScope, oracle: ShapeOracle, model: onnx.ModelProto) -> list[BakedReshape]:
-    """Reshapes of the main graph that, in both pinned runs, drop exactly one batch dim's worth of elements."""
-    names = batch_names(model)
-    candidates = computed_target_reshapes(scope, ConstantLookup()) if names else []
+def baked_reshapes(scope: GraphScope, targets: ReshapeTargets, oracle: ShapeOracle,
+                   names: frozenset[str]) -> list[BakedReshape]:
+    """Reshapes of the main graph that, in both pinned runs, drop exactly one batch dim's worth of
+    elements; ``names`` are the batch names (``batch_names``)."""
+    candidates = targets.computed if names else []
     if candidates:
         # A target whose dims data propagation already derives with the batch's own name keeps the
         # batch; only the others need the two pinned runs (which cost two more inferences).
-        derived = oracle.values(ROOT)
-        candidates = [i for i in candidates if not _keeps_batch(derived, scope.graph.node[i].output[0], names)]
+        outputs = [scope.graph.node[i].output[0] for i in candidates]
+        derived = oracle.pick(ROOT, outputs)
+        candidates = [i for i, out in zip(candidates, outputs) if not _keeps_batch(derived.get(out), names)]
     if not candidates:
         return []
     runs = [oracle.named_pins(run) for run in (0, 1)]

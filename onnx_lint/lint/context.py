@@ -19,7 +19,7 @@ from onnx_lint.engines.engine import Engine
 from onnx_lint.engines.node_inference import ModelFacts, NodeFailure
 from onnx_lint.engines.oracle import ShapeOracle
 from onnx_lint.lint import reconcile, untyped
-from onnx_lint.lint.baked_batch import BakedReshape, baked_reshapes, downstream_tensors
+from onnx_lint.lint.baked_batch import BakedReshape, ReshapeTargets, baked_reshapes, batch_names, downstream_tensors
 from onnx_lint.lint.conflicts import find_conflicts
 from onnx_lint.lint.declarations import Declaration, DuplicateDeclarations
 from onnx_lint.lint.untyped import UntypedGroup
@@ -39,11 +39,28 @@ class LintContext:
         self.loaded = loaded
         self.model = loaded.model
         self.display = display  # the file as messages name it (a diagnostic's ``file``)
-        self.oracle = oracle or ShapeOracle(loaded)
+        self._given_oracle = oracle
         self.runtime_probe = runtime_probe
         self.inference_budget = inference_budget  # seconds, or None for the budget the model's size sets
         # Declarations a slower engine was asked to derive and did not (filled by ``declarations``).
         self.unproven: list[Declaration] = []
+
+    def for_fixed_copy(self, loaded: LoadedModel, *, nodes_reordered: bool) -> LintContext:
+        """The context of a fixed copy of this model, whose declarations (only) changed: the derived
+        facts carry over (``ShapeOracle.rebind``), and so, where no node moved, do the facts about
+        nodes and constants, which the re-lint after a fix would otherwise compute again."""
+        ctx = LintContext(loaded, self.display, self.oracle.rebind(loaded, nodes_reordered=nodes_reordered),
+                          runtime_probe=self.runtime_probe, inference_budget=self.inference_budget)
+        if not nodes_reordered:
+            known = vars(self)
+            vars(ctx).update((name, known[name]) for name in _NODE_FACTS if name in known)
+        return ctx
+
+    @cached_property
+    def oracle(self) -> ShapeOracle:
+        """The derived facts, gathered on first use: the rules that need none (``Rule.needs_inference``)
+        run while a large model's inference is still running in its child."""
+        return self._given_oracle or ShapeOracle(self.loaded)
 
     @property
     def budget_s(self) -> float:
@@ -90,9 +107,19 @@ class LintContext:
         return frozenset(found)
 
     @cached_property
+    def batch_names(self) -> frozenset[str]:
+        """Named first dims of the main graph's inputs: the dynamic batch, as the producer named it."""
+        return batch_names(self.scopes[0])
+
+    @cached_property
+    def reshape_targets(self) -> ReshapeTargets:
+        """The main graph's Reshape/Expand nodes by the source of their target (constant or computed)."""
+        return ReshapeTargets.of(self.scopes[0])
+
+    @cached_property
     def baked_reshapes(self) -> list[BakedReshape]:
         """Main-graph Reshapes whose computed target drops the dynamic batch (see ``baked_batch``)."""
-        return baked_reshapes(self.scopes[0], self.oracle, self.model)
+        return baked_reshapes(self.scopes[0], self.reshape_targets, self.oracle, self.batch_names)
 
     @cached_property
     def batch_bound(self) -> set[str]:
@@ -107,7 +134,8 @@ class LintContext:
         result: list[Declaration] = []
         dropped = {(d.graph, i) for d in self.duplicate_value_info for i in d.indexes if i != d.keep}
         for scope in self.scopes:
-            derived_values = self.oracle.values(scope.path)
+            # Only the declared names: a 100k-entry table of every derived value is not needed for them.
+            derived_values = self.oracle.pick(scope.path, [v.name for v in scope.graph.value_info])
             for i, value in enumerate(scope.graph.output):
                 result.append(self._declaration(scope.path, "output", i, value))
             for i, value in enumerate(scope.graph.value_info):
@@ -257,6 +285,11 @@ class LintContext:
     def node_failure(self, scope: GraphScope, index: int) -> NodeFailure:
         """What ONNX's inference says about one node inferred on its own (lint/untyped.py)."""
         return untyped.node_failure(self, scope, index)
+
+
+# Facts about the graph's nodes, constants and inputs with the derived values of its stripped copy:
+# an annotation fix changes none of them (see ``for_fixed_copy``).
+_NODE_FACTS = ("batch_names", "reshape_targets", "baked_reshapes", "batch_bound")
 
 
 def _agrees(declared: onnx.TypeProto, computed: onnx.TypeProto) -> bool:

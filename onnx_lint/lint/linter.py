@@ -24,29 +24,71 @@ Enabled = Callable[[str], bool]
 
 def run_rules(ctx: LintContext, rules: Sequence[Rule], enabled: Enabled) -> tuple[list[Diagnostic], list[str]]:
     """Diagnostics of the enabled rules, plus the internal errors of rules that crashed."""
-    diagnostics: list[Diagnostic] = []
-    errors: list[str] = []
-    for rule in rules:
-        if not enabled(rule.code):
-            continue
-        try:
+    run = RuleRun(ctx, rules, enabled)
+    run.run(lambda rule: True)
+    return run.diagnostics(), run.internal_errors()
+
+
+class RuleRun:
+    """The enabled rules run on one context, possibly in two phases (those that need no derived shape
+    first, while inference runs); their findings come back in the rules' order either way."""
+
+    def __init__(self, ctx: LintContext, rules: Sequence[Rule], enabled: Enabled) -> None:
+        self.ctx = ctx
+        self.rules = [rule for rule in rules if enabled(rule.code)]
+        self.found: dict[str, list[Diagnostic]] = {}
+        self.errors: list[str] = []
+        self.unreadable: Diagnostic | None = None  # a rule found the model unreadable: nothing else counts
+
+    def run(self, which: Callable[[Rule], bool]) -> None:
+        for rule in self.rules:
+            if self.unreadable is not None:
+                return
+            if rule.code in self.found or not which(rule):
+                continue
             with step(rule_step(rule.code)):
-                diagnostics.extend(rule.check(ctx))
-        except ModelLoadError as exc:
-            return [unreadable_diagnostic(ctx.display, exc.problem)], []
-        except Exception as exc:  # a rule bug must not hide the other rules' findings
-            errors.append(f"{ctx.display}: internal error in rule {rule.code}: {type(exc).__name__}: {exc}")
-    return diagnostics, errors
+                try:
+                    self.found[rule.code] = list(rule.check(self.ctx))
+                except ModelLoadError as exc:
+                    self.unreadable = unreadable_diagnostic(self.ctx.display, exc.problem)
+                except Exception as exc:  # a rule bug must not hide the other rules' findings
+                    self.found[rule.code] = []
+                    self.errors.append(f"{self.ctx.display}: internal error in rule {rule.code}: "
+                                       f"{type(exc).__name__}: {exc}")
+
+    def prepare(self) -> None:
+        """Each remaining rule's ``prepare``: the facts it needs that come from the file alone."""
+        for rule in self.rules:
+            if rule.code not in self.found:
+                with step(rule_step(rule.code)):
+                    try:
+                        rule.prepare(self.ctx)
+                    except Exception:  # the rule's check meets the same failure and reports it
+                        pass
+
+    def internal_errors(self) -> list[str]:
+        return [] if self.unreadable is not None else self.errors
+
+    def diagnostics(self) -> list[Diagnostic]:
+        if self.unreadable is not None:
+            return [self.unreadable]
+        return [d for rule in self.rules for d in self.found.get(rule.code, ())]
 
 
 def lint_loaded(loaded: LoadedModel, display: str, rules: Sequence[Rule], enabled: Enabled, *,
                 runtime_probe: bool = True, inference_budget: float | None = None,
                 ) -> tuple[FileResult, LintContext | None]:
+    """Lint a loaded model. The rules that need no derived shape run first: on a large model, whose
+    inference runs in a child process (``prefetch``), they use the core that would otherwise wait."""
     result = FileResult(loaded.path, display)
     try:
         ctx = LintContext(loaded, display, runtime_probe=runtime_probe, inference_budget=inference_budget)
+        run = RuleRun(ctx, rules, enabled)
+        run.run(lambda rule: not rule.needs_inference)
+        run.prepare()
         ctx.check_integrity()
-        result.diagnostics, result.internal_errors = run_rules(ctx, rules, enabled)
+        run.run(lambda rule: True)
+        result.diagnostics, result.internal_errors = run.diagnostics(), run.internal_errors()
     except ModelLoadError as exc:
         result.diagnostics = [unreadable_diagnostic(display, exc.problem)]
         result.unreadable = True

@@ -29,6 +29,11 @@ class Rule:
     fix_availability: ClassVar[FixAvailability] = FixAvailability.NEVER
     fixable: ClassVar[bool] = False  # derived from fix_availability: some finding can come with a fix
     summary: ClassVar[str]
+    # False for a rule that reads only the file's own facts (structure, constants, the checker's
+    # verdict), never a derived shape: it runs while a large model's inference is still running in
+    # its child process, on the core that would otherwise wait. Correctness never depends on it (a
+    # rule that asks for a derived fact anyway waits for it); tests hold each such rule to it.
+    needs_inference: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -54,6 +59,10 @@ class Rule:
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         raise NotImplementedError
+
+    def prepare(self, ctx: LintContext) -> None:
+        """Compute, before inference is in, the facts ``check`` will need that derive from the file alone
+        (candidate nodes, constants). Called only for rules that need inference; the default does nothing."""
 
     def report(
         self,

@@ -19,6 +19,13 @@ from onnx_lint.quantization.fusions import FUSED_BY_DEFAULT, fp32_islands
 from onnx_lint.quantization.placement import float_readers_read_float
 from onnx_lint.quantization.ranges import ort_method, quiet_onnxruntime
 
+# What every INT8 build asks of ONNX Runtime, stated to it rather than left to its defaults, so that the
+# written model's record (model/provenance.py) says what is true: signed INT8 throughout, activations with
+# asymmetric ranges (a zero-point of their own: ReLU outputs keep all 256 levels), weights symmetric
+# (zero-point 0). TensorRT's explicit quantization accepts only symmetric activations (docs/quantize.md).
+ACTIVATION_SYMMETRIC = False
+WEIGHT_SYMMETRIC = True
+
 
 class BuildError(OnnxLintError):
     """A build step failed; the message says which."""
@@ -97,7 +104,10 @@ def _build(fp32: Path, cache: Path, out: Path, settings: BuildSettings, excluded
 def _extra_options(settings: BuildSettings) -> dict:
     """Q/DQ on op inputs only, unless asked: an output's own Q/DQ adds a rounding that the next op's
     input Q/DQ repeats (mtcnn onet: cosine 0.99900 -> 0.99914 with per-channel weights)."""
-    return {} if settings.output_qdq else {"OpTypesToExcludeOutputQuantization": list(settings.op_types)}
+    options: dict = {"ActivationSymmetric": ACTIVATION_SYMMETRIC, "WeightSymmetric": WEIGHT_SYMMETRIC}
+    if not settings.output_qdq:
+        options["OpTypesToExcludeOutputQuantization"] = list(settings.op_types)
+    return options
 
 
 def _checked(converted: onnx.ModelProto, out: Path, excluded: frozenset[str],

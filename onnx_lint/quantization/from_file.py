@@ -23,12 +23,14 @@ RANDOM_WARNING = (
 
 def quantize_file(source: Path, output: Path, data: Path | Sequence[Mapping[str, Any]] | None,
                   input_shapes: dict[str, tuple[int, ...]], count: int, options: QuantizeOptions,
-                  progress: Progress, *, on_random: Callable[[], None] = lambda: None) -> tuple[QuantizeReport, bool]:
+                  progress: Progress, *, on_random: Callable[[], None] = lambda: None,
+                  source_name: str | None = None) -> tuple[QuantizeReport, bool]:
     """Calibration samples, then the pipeline: what ``onnx-lint quantize`` and ``onnx_lint.quantize`` both run.
 
     ``data`` is a ``.npz``/``.npy`` file, samples already in memory (one mapping of input name to
     array per sample), or ``None`` for random samples; ``on_random`` is called before calibrating
-    on random inputs. Returns the report and whether the samples were random.
+    on random inputs; ``source_name`` is what the written model records as its source when ``source`` is
+    a temporary copy. Returns the report and whether the samples were random.
     """
     import numpy as np
 
@@ -45,5 +47,6 @@ def quantize_file(source: Path, output: Path, data: Path | Sequence[Mapping[str,
     if calibration["random"]:
         on_random()
     calibration["method"] = options.calibration_method
-    report = quantize_model(source, output, samples, options, ALL_RULES, progress, calibration=calibration)
+    report = quantize_model(source, output, samples, options, ALL_RULES, progress, calibration=calibration,
+                            source_name=source_name)
     return report, bool(calibration["random"])

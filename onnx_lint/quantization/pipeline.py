@@ -24,13 +24,25 @@ import onnx
 
 from onnx_lint.base.errors import FixError, one_line
 from onnx_lint.base.progress import Cancelled, Progress
+from onnx_lint.base.version import __version__
 from onnx_lint.fixes.session import FixSession
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic
 from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.graphs import iter_scopes
 from onnx_lint.model.load import read_model
+from onnx_lint.model.provenance import QuantizeRecord, stamp
+from onnx_lint.model.tensors import qdq_nodes
 from onnx_lint.model.write import StagedWrite
-from onnx_lint.quantization.build import Build, BuildError, BuildSettings, build, save
+from onnx_lint.quantization.build import (
+    ACTIVATION_SYMMETRIC,
+    WEIGHT_SYMMETRIC,
+    Build,
+    BuildError,
+    BuildSettings,
+    build,
+    save,
+)
 from onnx_lint.quantization.calibration import Sample, input_specs
 from onnx_lint.quantization.coverage import int8_coverage, node_macs
 
@@ -222,12 +234,13 @@ def _kernel(message: str) -> str:
 
 def quantize_model(source: Path, output: Path, samples: list[Sample], options: QuantizeOptions,
                    rules: Sequence[Rule], progress: Progress, *, calibration: dict,
-                   on_written: Callable[[Path], None] | None = None) -> QuantizeReport:
+                   on_written: Callable[[Path], None] | None = None, source_name: str | None = None) -> QuantizeReport:
     """Run the whole pipeline; raises ``QuantizeError`` or ``Cancelled`` and then writes nothing.
 
     A returned report with ``written`` False means the accuracy target was missed
     even after the fallback (nothing written); ``fp16_only`` means no node could
-    be quantized to INT8 and an FP16-only model was written.
+    be quantized to INT8 and an FP16-only model was written. ``source_name`` is the source the written model
+    records (model/provenance.py) when ``source`` is a temporary copy; else its file name.
     """
     report = QuantizeReport(str(source), str(output), calibration)
     refuse_existing_output(output, options.force)
@@ -334,7 +347,11 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
             progress.close()
             return report
         progress.check()
-        _write_output(best.path, output, options.force)
+        report.provenance = _record(source_name or source.name, report, best, options, int8 and not report.fp16_only)
+        written = onnx.ModelProto()
+        written.CopyFrom(best.model)
+        stamp(written, report.provenance)
+        _write_output(best.path, written, output, options.force)
     if on_written:
         on_written(output)
     progress.close()
@@ -580,13 +597,25 @@ def refuse_existing_output(output: Path, force: bool) -> None:
                             "(--force, or the option force); nothing was written")
 
 
-def _write_output(result: Path, output: Path, force: bool) -> None:
-    """Stage the model beside ``output`` and put it in place; without ``force`` only where no file is."""
+def _record(source: str, report: QuantizeReport, best: Build, options: QuantizeOptions,
+            int8: bool) -> QuantizeRecord:
+    """What the written model says about itself (model/provenance.py): the settings of the build written."""
+    method = report.calibration.get("chosen") or options.calibration_method
+    count = sum(1 for _ in qdq_nodes(list(iter_scopes(best.model))))
+    return QuantizeRecord(__version__, source, method if int8 else None,
+                          {"type": "int8", "symmetric": ACTIVATION_SYMMETRIC},
+                          {"type": "int8", "symmetric": WEIGHT_SYMMETRIC, "per_channel": options.per_channel},
+                          count)
+
+
+def _write_output(result: Path, model: onnx.ModelProto, output: Path, force: bool) -> None:
+    """Stage ``model`` (the build at ``result``, stamped) beside ``output`` and put it in place; without
+    ``force`` only where no file is."""
     extra = result.with_name(result.name + ".data")
     if extra.exists():
         raise QuantizeError("the quantized model is larger than 2 GiB; writing external data is not supported yet")
     output.parent.mkdir(parents=True, exist_ok=True)
-    staged = StagedWrite(output, result.read_bytes(), new_file=not force)
+    staged = StagedWrite(output, model.SerializeToString(), new_file=not force)
     with staged:
         staged.commit()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from onnx_lint.formats.escape import safe_text  # output and node names come from the model
+from onnx_lint.model.provenance import KEY, QuantizeRecord
 from onnx_lint.quantization.options import EXIT_FP16_ONLY
 from onnx_lint.quantization.validation import OutputAgreement
 
@@ -32,6 +33,7 @@ class QuantizeReport:
     fp32_scales: dict | None = None  # INT8 islands whose Q/DQ keep float32 scales for ORT's fused kernels
     written: bool = True
     coverage: dict | None = None  # the INT8 share of the compute nodes' multiply-accumulates (coverage.py)
+    provenance: QuantizeRecord | None = None  # what the written model records about itself (model/provenance.py)
 
     @property
     def exit_code(self) -> int:
@@ -45,6 +47,8 @@ class QuantizeReport:
             "calibration": self.calibration, "fixes": self.fixes, "opset": self.opset, "nodes": self.nodes,
             "validation": self.validation, "kept_in_float": self.kept_in_float, "fp32_scales": self.fp32_scales,
             "fallback": self.fallback, "coverage": self.coverage,
+            "provenance": self.provenance.to_json() if self.provenance else None,
+            "target_runtime": runtime_note(self.provenance),
             "outputs": [o.to_json() for o in self.outputs],
             "warnings": list(self.warnings),
         }
@@ -137,6 +141,25 @@ def _short(reason: str) -> str:
     return reason.split(":")[0]
 
 
+def format_target_runtime(report: QuantizeReport) -> list[str]:
+    """Where the written model runs, said once here, where the user decides: `onnx-lint check` of the model
+    stays silent about the Q/DQ it carries (OL202, OL205) as long as they are as written."""
+    record = report.provenance
+    if record is None or record.calibration is None or record.qdq_nodes == 0:
+        return []
+    note = runtime_note(record)
+    return [f"  recorded in the model's metadata ({KEY}): {record.describe()}"] + ([f"  target runtime: {note}"]
+                                                                                   if note else [])
+
+
+def runtime_note(record: QuantizeRecord | None) -> str | None:
+    """The TensorRT caveat of asymmetric activations (what OL205 says of other Q/DQ models), or None."""
+    if record is None or record.calibration is None or record.qdq_nodes == 0 or record.activations.get("symmetric"):
+        return None
+    return ("ONNX Runtime; not TensorRT, whose explicit quantization takes only int8 zero-points equal to 0: "
+            "the activations here are asymmetric (nonzero zero-points)")
+
+
 def format_summary(report: QuantizeReport) -> str:
     cal = report.calibration
     opset = report.opset
@@ -167,5 +190,6 @@ def format_summary(report: QuantizeReport) -> str:
             parts.append(f"  kept in FP16: {len(kept['nodes'])} {kept.get('op_type', '')} node(s): {kept['reason']}")
     parts += format_coverage(report)
     parts += format_fallback(report)
+    parts += format_target_runtime(report)
     parts += ["", format_table(report)]
     return "\n".join(parts)

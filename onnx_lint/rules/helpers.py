@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from onnx_lint.lint.declarations import DimConflict
+from onnx_lint.model.provenance import KEY, read_record
 
 if TYPE_CHECKING:
     import onnx
@@ -25,3 +26,16 @@ def describe_conflict(conflict: DimConflict) -> str:
 def node_label(node: onnx.NodeProto) -> str:
     """How a message names a node: its name, or what it is when it has none."""
     return node.name or f"<unnamed {node.op_type}>"
+
+
+def quantize_record_note(model: onnx.ModelProto, qdq_count: int) -> str | None:
+    """None when ``model`` is an `onnx-lint quantize` output whose Q/DQ nodes are as written: its notes about
+    Q/DQ are about what onnx-lint itself just wrote, and the quantize report already said them. Otherwise the
+    clause a Q/DQ rule adds to its message ("" for a model without our record)."""
+    record = read_record(model)
+    if record is None:
+        return ""
+    if record.qdq_nodes == qdq_count:
+        return None
+    return (f" (its {KEY} record lists {record.qdq_nodes} Q/DQ node(s), so the Q/DQ were edited after "
+            "onnx-lint quantize wrote it)")

@@ -46,6 +46,7 @@ class UnsortedNodes(Rule):
     severity = Severity.ERROR
     fix_availability = FixAvailability.ALWAYS
     summary = "Nodes are not in topological order (the checker rejects it; the fix reorders them only)"
+    needs_inference = False
 
     def fix_title(self, edits: Sequence[Edit]) -> str:
         edit = the_edit(edits, SortNodes)

@@ -40,6 +40,7 @@ class UndefinedTensor(Rule):
     name = "undefined-tensor"
     severity = Severity.ERROR
     summary = "A graph output or node input names a tensor nothing defines"
+    needs_inference = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         if checker_verdict(ctx.loaded) is None:

@@ -44,6 +44,7 @@ class RuntimeVersionUnsupported(Rule):
     name = "runtime-version-unsupported"
     severity = Severity.ERROR
     summary = "IR version or opset newer than the installed ONNX Runtime loads"
+    needs_inference = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         facts = runtime_facts()

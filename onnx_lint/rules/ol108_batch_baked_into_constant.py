@@ -49,16 +49,13 @@ import math
 from collections.abc import Iterable
 
 from onnx_lint.engines.engine import Engine
-from onnx_lint.lint.baked_batch import BakedReshape, batch_names
+from onnx_lint.lint.baked_batch import BakedReshape
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.rule_api import Rule
-from onnx_lint.model.graphs import ONNX_DOMAINS, ROOT
+from onnx_lint.model.graphs import ROOT
 from onnx_lint.model.shapes import format_dims, value_tensor_info
-from onnx_lint.model.tensors import ConstantLookup
 from onnx_lint.rules.helpers import node_label
-
-_OPS = frozenset({"Reshape", "Expand"})
 
 
 class BatchBakedIntoConstant(Rule):
@@ -67,44 +64,40 @@ class BatchBakedIntoConstant(Rule):
     severity = Severity.WARNING
     summary = "A Reshape/Expand constant, or a computed Reshape target, fixes the batch while it is dynamic"
 
+    def prepare(self, ctx: LintContext) -> None:
+        if ctx.batch_names:
+            ctx.reshape_targets  # noqa: B018 -- computed now, while inference runs
+
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
-        batch = batch_names(ctx.model)
+        batch = ctx.batch_names
         if not batch:
             return
         for baked in ctx.baked_reshapes:
             yield self._computed(ctx, baked)
-        scope = ctx.scopes[0]
-        assert scope.path == ROOT
-        if _OPS.isdisjoint(scope.op_types()):
-            return
-        texts = scope.scan().texts
-        candidates = [i for i in range(len(scope.graph.node))
-                      if texts[3 * i] in _OPS and texts[3 * i + 1] in ONNX_DOMAINS]
-        if not candidates:
-            return
-        lookup = ConstantLookup()
-        values = ctx.oracle.values(ROOT)
-        for i in candidates:
-            node = scope.graph.node[i]
-            if len(node.input) < 2:
-                continue
-            const = lookup.find(scope, node.input[1])
-            target = const.value() if const is not None else None
-            if target is None or target.ndim != 1 or target.size == 0 or target.dtype.kind not in "iu":
+        candidates = []
+        for found in ctx.reshape_targets.constant:
+            target = found.target
+            if target.ndim != 1 or target.size == 0 or target.dtype.kind not in "iu":
                 continue
             lead = int(target[0])
-            if lead <= 0 or (node.op_type == "Expand" and lead == 1):
+            if lead <= 0 or (found.node.op_type == "Expand" and lead == 1):
                 continue  # 0 copies the dim, -1 infers it, Expand to 1 broadcasts
-            value = values.get(node.input[0])
-            info = value_tensor_info(value)
+            candidates.append((found, lead))
+        if not candidates:
+            return
+        values = ctx.oracle.pick(ROOT, [found.node.input[0] for found, _ in candidates])
+        for found, lead in candidates:
+            node = found.node
+            info = value_tensor_info(values.get(node.input[0]))
             if info is None or not info.dims or info.dims[0] not in batch:
                 continue
             yield self.report(
                 ctx,
                 f"{node.op_type} '{node_label(node)}' has the constant target shape '{node.input[1]}' = "
-                f"{target.tolist()}, which fixes dim 0 to {lead}, while its input '{node.input[0]}' has the dynamic "
-                f"batch dim '{info.dims[0]}'; at any other batch size the {node.op_type} fails or mixes samples",
-                Location.at_node(ROOT, i, node, tensor=node.input[1]),
+                f"{found.target.tolist()}, which fixes dim 0 to {lead}, while its input '{node.input[0]}' has the "
+                f"dynamic batch dim '{info.dims[0]}'; at any other batch size the {node.op_type} fails or mixes "
+                "samples",
+                Location.at_node(ROOT, found.index, node, tensor=node.input[1]),
                 engine=Engine.ONNX,
             )
 

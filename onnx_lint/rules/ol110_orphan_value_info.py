@@ -46,25 +46,30 @@ class OrphanValueInfo(Rule):
     name = "orphan-value-info"
     severity = Severity.INFO
     summary = "value_info entries for tensors nothing in the model defines"
+    needs_inference = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         if not any(len(scope.graph.value_info) for scope in ctx.scopes):
             return
         # When the checker passed, every node input is defined, so the node outputs the scan
         # already holds suffice; otherwise reads count too (an undefined read is OL104's business).
+        # Only the declared names are looked up: no set of every tensor of a 100k-node graph.
         reads_checked = checker_verdict(ctx.loaded) is None
-        defined: set[str] = set()
+        pending = {v.name for scope in ctx.scopes for v in scope.graph.value_info}
         for scope in ctx.scopes:
             graph = scope.graph
-            defined.update(v.name for v in graph.input)
-            defined.update(t.name for t in graph.initializer)
-            defined.update(t.values.name for t in graph.sparse_initializer)
-            defined.update(scope.scan().outputs)
-            if not reads_checked:
+            initializers = scope.initializer_names()
+            pending = {name for name in pending if name not in initializers}
+            pending.difference_update(v.name for v in graph.input)
+            if pending:
+                pending.difference_update(scope.scan().outputs)
+            if pending and not reads_checked:
                 for node in graph.node:
-                    defined.update(node.input)
+                    pending.difference_update(node.input)
+        if not pending:
+            return
         for scope in ctx.scopes:
-            orphans = [v.name for v in scope.graph.value_info if v.name not in defined]
+            orphans = [v.name for v in scope.graph.value_info if v.name in pending]
             if not orphans:
                 continue
             shown = ", ".join(f"'{n}'" for n in orphans[:_LISTED])

@@ -101,50 +101,63 @@ def suspect_constants(scope: GraphScope) -> Iterator[ConstantTensor]:
     """The float constants of one graph that FP16 may not hold: initializers in file order, then Constants.
 
     Tens of thousands of small weights cost one ``to_array`` and two reductions each when read one
-    by one. Initializers stored as raw bytes are instead read in bulk, in one pass over the graph that
-    builds no record for them: per element type their bytes are joined (in batches, so memory stays
-    bounded) and ``minimum.reduceat``/``maximum.reduceat`` give every tensor's range in two numpy calls.
-    A tensor that passes the cheap test of ``fp16_problem`` is certainly fine; the rest (out of range,
-    all tiny, NaN, other storage forms, Constant nodes) are yielded for the full check.
+    by one. Initializers stored as raw bytes are instead read in bulk, in one pass over the graph
+    that reads two fields per float tensor and builds no record for it: per element type their
+    bytes are joined (in batches, so memory stays bounded) and ``minimum.reduceat``/``maximum.reduceat``
+    give every tensor's range in two numpy calls. A tensor that passes the cheap test of
+    ``fp16_problem`` is certainly fine; the rest (out of range, all tiny, NaN, other storage forms,
+    Constant nodes) are yielded for the full check.
     """
     initializers = scope.graph.initializer
     external = onnx.TensorProto.EXTERNAL
-    batches: dict[int, list[tuple[int, bytes]]] = {}
+    indexes: dict[int, list[int]] = {data_type: [] for data_type in _RAW_DTYPES}
+    raws: dict[int, list[bytes]] = {data_type: [] for data_type in _RAW_DTYPES}
     suspects: list[int] = []
     for i, tensor in enumerate(initializers):
         data_type = tensor.data_type
-        if data_type not in _FLOATS or tensor.data_location == external:
+        if data_type not in _FLOATS:
             continue
-        raw = tensor.raw_data
-        if raw and len(raw) % _RAW_DTYPES[data_type].itemsize == 0:
-            batches.setdefault(data_type, []).append((i, raw))
-        else:
+        raw = tensor.raw_data  # empty for external data and for typed-field storage
+        if raw:
+            indexes[data_type].append(i)
+            raws[data_type].append(raw)
+        elif tensor.data_location != external:
             suspects.append(i)
-    for data_type, items in batches.items():
-        start = 0
-        while start < len(items):
-            stop, size = start, 0
-            while stop < len(items) and (stop == start or size + len(items[stop][1]) <= _BATCH_BYTES):
-                size += len(items[stop][1])
-                stop += 1
-            suspects.extend(_out_of_fast_range(items[start:stop], _RAW_DTYPES[data_type]))
-            start = stop
+    for data_type, dtype in _RAW_DTYPES.items():
+        if indexes[data_type]:
+            suspects.extend(_out_of_fast_range(indexes[data_type], raws[data_type], dtype))
     for i in sorted(suspects):
         yield ConstantTensor(initializers[i].name, initializers[i], "initializer")
     yield from (c for c in constant_nodes(scope) if c.tensor.data_type in _FLOATS and not c.external)
 
 
-def _out_of_fast_range(items: list[tuple[int, bytes]], dtype: np.dtype) -> list[int]:
-    """The tensors of one batch that fail the fast path of ``fp16_problem`` (some value may not fit)."""
-    values = np.frombuffer(items[0][1] if len(items) == 1 else b"".join(raw for _, raw in items), dtype=dtype)
-    counts = np.fromiter((len(raw) // dtype.itemsize for _, raw in items), dtype=np.int64, count=len(items))
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    low = np.minimum.reduceat(values, starts).astype(np.float64)
-    high = np.maximum.reduceat(values, starts).astype(np.float64)
-    with np.errstate(invalid="ignore"):
-        in_range = np.isfinite(low) & np.isfinite(high) & (low >= -FP16_MAX) & (high <= FP16_MAX)
-        survives = (np.maximum(-low, high) >= FP16_TINY) | ((low == 0) & (high == 0))
-    return [index for (index, _), ok in zip(items, in_range & survives) if not ok]
+def _out_of_fast_range(indexes: list[int], raws: list[bytes], dtype: np.dtype) -> list[int]:
+    """The tensors (by initializer index) that fail the fast path of ``fp16_problem`` (some value
+    may not fit), or whose bytes are no whole number of values; the tensors are read in batches of
+    about ``_BATCH_BYTES``."""
+    sizes = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws))
+    whole = sizes % dtype.itemsize == 0
+    where = np.asarray(indexes, dtype=np.int64)
+    suspects = where[~whole].tolist()
+    if not whole.all():
+        raws = [raw for raw, ok in zip(raws, whole.tolist()) if ok]
+        where, sizes = where[whole], sizes[whole]
+    ends = np.cumsum(sizes)
+    start = 0
+    while start < len(raws):
+        # Tensors up to the first whose end passes the batch's byte budget (always at least one).
+        stop = max(start + 1, int(np.searchsorted(ends, ends[start] - sizes[start] + _BATCH_BYTES, side="right")))
+        values = np.frombuffer(b"".join(raws[start:stop]), dtype=dtype)
+        counts = sizes[start:stop] // dtype.itemsize
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        low = np.minimum.reduceat(values, starts).astype(np.float64)
+        high = np.maximum.reduceat(values, starts).astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            in_range = np.isfinite(low) & np.isfinite(high) & (low >= -FP16_MAX) & (high <= FP16_MAX)
+            survives = (np.maximum(-low, high) >= FP16_TINY) | ((low == 0) & (high == 0))
+        suspects.extend(where[start:stop][~(in_range & survives)].tolist())
+        start = stop
+    return suspects
 
 
 class Fp16Overflow(Rule):
@@ -152,6 +165,7 @@ class Fp16Overflow(Rule):
     name = "fp16-overflow"
     severity = Severity.WARNING
     summary = "A float initializer or Constant overflows FP16 (|x| > 65504) or flushes to zero"
+    needs_inference = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for scope in ctx.scopes:

@@ -53,6 +53,7 @@ class QdqInvalidScale(Rule):
     name = "qdq-invalid-scale"
     severity = Severity.ERROR
     summary = "A Q/DQ scale is zero, negative, infinite or NaN"
+    needs_inference = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         lookup = ConstantLookup()

@@ -45,6 +45,7 @@ class QdqPairMismatch(Rule):
     name = "qdq-pair-mismatch"
     severity = Severity.WARNING
     summary = "A DequantizeLinear undoes its QuantizeLinear with a different scale or zero-point"
+    needs_inference = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         lookup = ConstantLookup()

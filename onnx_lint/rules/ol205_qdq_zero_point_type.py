@@ -13,8 +13,14 @@ refuses to build an engine from UINT8 or nonzero zero-points
 fine, so this is an info note for models headed to TensorRT: quantize with
 `QInt8` activations and weights and symmetric ranges (ONNX Runtime's
 `quantize_static` with `extra_options={"ActivationSymmetric": True,
-"WeightSymmetric": True}`). `onnx-lint quantize` writes INT8 zero-points, but
-asymmetric ones for activations, which this rule notes.
+"WeightSymmetric": True}`).
+
+`onnx-lint quantize` writes INT8 zero-points, asymmetric ones for
+activations; its report states this caveat where you decide (the "target
+runtime" line), so a model it wrote, recognised by its `onnx_lint.quantized`
+record in `metadata_props`, is not noted again. Once its Q/DQ nodes no longer
+number what the record says (edited after quantize), it is noted like any
+Q/DQ model.
 
 ### Example
 ```
@@ -35,6 +41,7 @@ from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.rule_api import Rule
 from onnx_lint.model.tensors import ConstantLookup, qdq_nodes
+from onnx_lint.rules.helpers import quantize_record_note
 
 
 class QdqZeroPointType(Rule):
@@ -42,12 +49,17 @@ class QdqZeroPointType(Rule):
     name = "qdq-zero-point-type"
     severity = Severity.INFO
     summary = "Q/DQ zero-points TensorRT rejects (not INT8, or not 0)"
+    needs_inference = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        found = list(qdq_nodes(ctx.scopes))
+        edited = quantize_record_note(ctx.model, len(found)) if found else ""
+        if edited is None:
+            return  # onnx-lint quantize wrote these zero-points and its report stated the TensorRT caveat
         lookup = ConstantLookup()
         kinds: dict[str, list[str]] = {}
         first = None
-        for scope, index, node in qdq_nodes(ctx.scopes):
+        for scope, index, node in found:
             if len(node.input) < 3 or not node.input[2]:
                 continue  # omitted: a 0 of the output type (uint8 unless output_dtype says otherwise)
             const = lookup.find(scope, node.input[2])
@@ -68,6 +80,6 @@ class QdqZeroPointType(Rule):
         path, index, node = first
         counts = "; ".join(f"{len(names)} node(s) with {problem}" for problem, names in kinds.items())
         yield self.report(
-            ctx, f"{counts}: TensorRT accepts only int8 zero-points equal to 0 (symmetric signed quantization); "
-            "ONNX Runtime runs the model as it is",
+            ctx, f"{counts}{edited}: TensorRT accepts only int8 zero-points equal to 0 (symmetric signed "
+            "quantization); ONNX Runtime runs the model as it is",
             Location.at_node(path, index, node))

@@ -21,7 +21,9 @@ from onnx_lint.lint.diagnostics import Location
 from onnx_lint.lint.linter import lint_file
 from onnx_lint.model.graphs import ROOT
 from onnx_lint.model.load import read_model
+from onnx_lint.model.provenance import read_record
 from onnx_lint.model.shapes import format_info, value_tensor_info
+from onnx_lint.model.tensors import qdq_nodes
 from onnx_lint.rules import ALL_RULES
 from onnx_lint.server.text_view import render_view
 
@@ -35,6 +37,7 @@ def model_summary(ctx: LintContext) -> dict:
     outputs = {d.name: d for d in ctx.declarations if d.graph == ROOT and d.kind == "output"}
     return {
         "producer": model.producer_name, "producerVersion": model.producer_version,
+        "provenance": provenance_line(ctx),
         "irVersion": model.ir_version, "graph": model.graph.name,
         "opsets": [{"domain": o.domain or "ai.onnx", "version": o.version} for o in model.opset_import],
         "nodes": sum(len(scope.graph.node) for scope in ctx.scopes),
@@ -46,6 +49,18 @@ def model_summary(ctx: LintContext) -> dict:
                      "engine": outputs[v.name].engine if v.name in outputs else None}
                     for v in model.graph.output],
     }
+
+
+def provenance_line(ctx: LintContext) -> str | None:
+    """"Quantized by onnx-lint 0.1.0 from model.onnx, ..." for a model quantize wrote, saying so when its Q/DQ
+    were edited since (then OL202/OL205 report it as any Q/DQ model); None for any other model."""
+    record = read_record(ctx.model)
+    if record is None:
+        return None
+    count = sum(1 for _ in qdq_nodes(ctx.scopes))
+    edited = "" if count == record.qdq_nodes else (f"; its Q/DQ were edited since ({record.qdq_nodes} recorded, "
+                                                   f"{count} now)")
+    return record.describe() + edited
 
 
 # The last linted model's context (and the graph indexes its drawings built), so that drawing its

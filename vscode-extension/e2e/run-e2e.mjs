@@ -3,7 +3,8 @@
 // checks the model view and the Problems panel, its whole graph ("Show in graph" jumps to a finding,
 // search, node details), a finding's quick look (light theme, then dark and high contrast),
 // opens the textual view (coloured tokens, one Problems entry per finding), clicks "Fix all",
-// checks the file on disk and the empty Problems panel.
+// checks the file on disk and the empty Problems panel, then quantizes (its progress notification with
+// Cancel, its report, the written model's view with its provenance).
 // Screenshots of each step.
 //
 // Then the whole graph of bigger models in the workspace (BIG_MODELS: JSON [{file, search}]), each
@@ -358,6 +359,21 @@ try {
   await view.locator("button#quantize[disabled]").waitFor({ state: "attached", timeout: 30_000 });
   result.quantizing = { busy: await view.locator("p.busy").innerText(),
     fixAllDisabled: await view.locator("button#fix-all").isDisabled() };
+  // The server's work-done progress is a notification with its step text and Cancel (src/progress.ts). The
+  // toasts come and go with the steps, so the workbench records every one it shows from now on.
+  await page.evaluate(() => {
+    const seen = (window.onnxLintToasts = []);
+    const record = () => {
+      for (const toast of document.querySelectorAll(".notifications-toasts .notification-toast")) {
+        const message = toast.querySelector(".notification-list-item-message")?.textContent?.trim() ?? "";
+        const buttons = [...toast.querySelectorAll(".notification-list-item-buttons-container .monaco-button")]
+          .map((b) => b.textContent.trim());
+        const entry = JSON.stringify({ message, buttons });
+        if (message && !seen.includes(entry)) seen.push(entry);
+      }
+    };
+    new MutationObserver(record).observe(document.body, { subtree: true, childList: true, characterData: true });
+  });
   await random.click();
   const report = view.locator("section.quantize-report");
   await report.waitFor({ timeout: 240_000 });
@@ -371,6 +387,11 @@ try {
   await written.locator("table.outputs").waitFor({ timeout: 120_000 });
   result.quantize.opened = await written.locator("h1").innerText();
   result.quantize.enabledAfter = await view.locator("button#quantize").isEnabled();
+  result.quantize.notifications = (await page.evaluate(() => window.onnxLintToasts)).map((t) => JSON.parse(t));
+  // The written model's own view, once linted: where it came from, and no note about its own Q/DQ.
+  await written.locator("p.clean, ul.diagnostics li").first().waitFor({ timeout: 120_000 });
+  result.quantize.writtenIdentity = await written.locator("dl.identity").innerText();
+  result.quantize.writtenProblems = await written.locator("section[aria-labelledby='problems-title']").innerText();
   step("quantize shows its report in the view and opens the written model");
   await report.evaluate((section) => section.scrollIntoView());
   await shot("quantized");

@@ -18,6 +18,8 @@ export interface TensorRow {
 export interface ModelSummary {
   producer: string;
   producerVersion: string;
+  /** "Quantized by onnx-lint 0.1.0 from model.onnx, ..." for a model `onnx-lint quantize` wrote; else null. */
+  provenance?: string | null;
   irVersion: number;
   graph: string;
   nodes: number;
@@ -181,7 +183,8 @@ export function renderParts(state: ViewState): { top: string; bottom: string } {
   const identity = s === null ? "" : `
     <section aria-labelledby="model-title"><h2 id="model-title">Model</h2>
     <dl class="identity">
-      <dt>producer</dt><dd>${escapeHtml(s.producer || "(none)")} ${escapeHtml(s.producerVersion)}</dd>
+      <dt>producer</dt><dd>${escapeHtml(s.producer || "(none)")} ${escapeHtml(s.producerVersion)}</dd>${s.provenance
+        ? `\n      <dt>provenance</dt><dd class="provenance">${escapeHtml(s.provenance)}</dd>` : ""}
       <dt>IR version</dt><dd>${s.irVersion}</dd>
       <dt>opsets</dt><dd>${s.opsets.map((o) => `${escapeHtml(o.domain)} ${o.version}`).join(", ")}</dd>
       <dt>graph</dt><dd>${escapeHtml(s.graph)} (${s.nodes} nodes)</dd>

@@ -92,6 +92,14 @@ test("the view shows identity, declared next to derived, and the problems with t
   assert.match(html, /<script src="vscode-resource:\/out\/webview\/main.js"><\/script>/);
 });
 
+test("a model onnx-lint quantize wrote shows where it came from; any other model has no such line", () => {
+  const provenance = "Quantized by onnx-lint 0.1.0 from weak<1>.onnx, minmax calibration, INT8 (asymmetric) activations";
+  const html = renderView({ ...state, summary: { ...state.summary!, provenance } }, resources);
+  assert.match(html, /<dt>provenance<\/dt><dd class="provenance">Quantized by onnx-lint 0\.1\.0 from weak&lt;1&gt;\.onnx, minmax/);
+  assert.doesNotMatch(renderView(state, resources), /provenance/);
+  assert.doesNotMatch(renderView({ ...state, summary: { ...state.summary!, provenance: null } }, resources), /provenance/);
+});
+
 test("the CSP allows the extension's own scripts and styles only: no inline script, no eval", () => {
   const html = renderView(state, resources);
   const csp = /http-equiv="Content-Security-Policy" content="([^"]*)"/.exec(html)![1];
