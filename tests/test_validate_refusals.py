@@ -60,6 +60,12 @@ def _empty_raw(name: str, dims: list[int]) -> onnx.TensorProto:
     return tensor
 
 
+def _with_input_default() -> onnx.ModelProto:
+    model = _model(_raw("w", [2]))
+    model.graph.input.append(h.make_tensor_value_info("w", T.FLOAT, [2]))
+    return model
+
+
 # (case, model, the exact refusal or None for a model that loads)
 REFUSALS: list[tuple[str, Callable[[], onnx.ModelProto], str | None]] = [
     ("healthy raw tensors of several types", lambda: _model(
@@ -115,6 +121,12 @@ REFUSALS: list[tuple[str, Callable[[], onnx.ModelProto], str | None]] = [
         h.make_node("Identity", ["X"], ["Z"], name="again")]),
      "graph defines tensor 'Z' twice: as an initializer and as an output of node 'again' (ONNX requires each "
      "name once)"),
+    ("an initializer that is also a graph input is its default", lambda: _with_input_default(), None),
+    ("a dense and a sparse initializer of one name", lambda: _model(_raw("w", [2]), sparse=[onnx.SparseTensorProto(
+        values=_raw("w", [1]), indices=_raw("i", [1], T.INT64, 8), dims=[2])]), None),
+    ("a node output named like a sparse initializer", lambda: _model(nodes=[
+        h.make_node("Identity", ["X"], ["sv"], name="again")], sparse=[onnx.SparseTensorProto(
+            values=_raw("sv", [1]), indices=_raw("si", [1], T.INT64, 8), dims=[2])]), None),
     ("an external tensor without a file", lambda: _model(_external("w", [2])),
      "tensor 'w' uses external data but names no file"),
     ("an external file that is missing", lambda: _model(_external("w", [2], location="w.bin")),
@@ -156,3 +168,13 @@ def test_external_data_too_short_names_the_tensor_that_reaches_furthest(tmp_path
                                  "needs bytes 4096..4112")
     (tmp_path / "w.bin").write_bytes(b"\0" * 4112)
     assert read_model(path).external_locations == ["w.bin"]
+
+
+def test_of_several_initializer_names_that_are_not_utf8_the_first_in_the_file_is_named(tmp_path: Path) -> None:
+    """Protobuf gives such a name back as bytes; the refusal quotes the first one in file order."""
+    data = _model(_raw("aaaa1", [2]), _raw("ok", [2]), _raw("aaaa2", [2]), _raw("aaaa3", [2])).SerializeToString()
+    path = tmp_path / "model.onnx"
+    path.write_bytes(data.replace(b"aaaa3", b"\xfdaaa3").replace(b"aaaa2", b"\xfeaaa2").replace(b"aaaa1", b"\xffaaa1"))
+    with pytest.raises(ModelLoadError) as caught:
+        read_model(path)
+    assert str(caught.value) == f"{path}: graph has a name that is not valid UTF-8: b'\\xffaaa1'"
