@@ -231,7 +231,7 @@ def _timings_table(paths: list[Path], lines: list[str]) -> tuple[str, float]:
     worst = ("", 0.0)
     breakdowns = []
     for path in paths:
-        done = subprocess.run([*LINT[:-1], "--timings", "json", str(path)], capture_output=True, text=True,
+        done = subprocess.run([*LINT[:-1], "--timings-format", "json", str(path)], capture_output=True, text=True,
                               env=_ENV, check=False)
         report = json.loads(done.stderr.strip().splitlines()[-1])
         steps = report["total"]

@@ -12,10 +12,30 @@ The Python API (``check``, ``fix``, ``quantize``) runs what the command line run
 Importing this package imports neither onnx nor onnxruntime; each function does when called.
 """
 
-from onnx_lint.api import FixResult, Report, check, fix, quantize  # noqa: E402
-from onnx_lint.base.errors import FixError, ModelLoadError, OnnxLintError  # noqa: E402
-from onnx_lint.base.version import __version__  # noqa: E402
-from onnx_lint.lint.diagnostics import Diagnostic, Fix, Location, Severity  # noqa: E402
+from typing import TYPE_CHECKING, Any
+
+from onnx_lint.base.errors import FixError, ModelLoadError, OnnxLintError
+from onnx_lint.base.version import __version__
+from onnx_lint.lint.diagnostics import Diagnostic, Fix, Location, Severity
+
+if TYPE_CHECKING:
+    from onnx_lint.api import FixResult, Report, check, fix, quantize
+
+# Loaded on first use: the command line imports this package but never the API module.
+_API = frozenset({"FixResult", "Report", "check", "fix", "quantize"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from onnx_lint import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'onnx_lint' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _API)
+
 
 __all__ = [
     "Diagnostic",

@@ -12,7 +12,6 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,9 +55,12 @@ def _build_parser() -> argparse.ArgumentParser:
                        help="seconds each slow inference engine may run on one model "
                             "(default: 10 s plus 10x ONNX's own inference time on it)")
     check.add_argument("--quiet", "-q", action="store_true", help="print diagnostics only, no summary")
-    check.add_argument("--timings", nargs="?", const="text", choices=("text", "json"),
+    # A plain flag: an optional value would take the path that follows it (`--timings model.onnx`).
+    check.add_argument("--timings", action="store_true",
                        help="print where the time went (each engine step and rule, slowest first) to stderr; "
                             "implies no cache reads")
+    check.add_argument("--timings-format", choices=("text", "json"), default=None,
+                       help="print the timings as a table (text, the default) or one JSON object; implies --timings")
     check.add_argument("--shard", metavar="K/N",
                        help="check only the K-th of N shares of the files (by a hash of each path; for CI matrices)")
 
@@ -274,7 +276,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
                          ignore=_split(args.ignore))
     all_codes = list(CODES)
     settings.check_selectors(all_codes)
+    timed = args.timings or args.timings_format is not None
     files, missing = discover(args.paths)
+    if timed and any(m in ("text", "json") for m in missing):
+        raise ConfigError("--timings takes no value; for JSON timings use `--timings-format json`")
     root = config_path.parent if config_path else Path.cwd()
     if args.shard:
         from onnx_lint.commands.shard import in_shard, parse_shard
@@ -288,7 +293,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         Job(path, str(path), frozenset(c for c in all_codes
                                         if settings.enabled(c, all_codes, all_codes, path)),
             args.fix, args.diff, None if args.no_cache else root, fingerprint, not args.no_runtime_check, probe,
-            budget, bool(args.timings))
+            budget, timed)
         for path in files
     ]
     results = _run_jobs(jobs, args.jobs)
@@ -315,8 +320,9 @@ def _run_jobs(jobs: list[Job], requested: int) -> list:
     if workers == 1:
         for i in misses:
             results[i] = process_job(jobs[i])
-    else:
+    else:  # a pool only here: concurrent.futures.process and multiprocessing cost a one-file run ~10 ms
         import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
         fork = sys.platform.startswith("linux")
         if fork:  # import once here: forked workers inherit it instead of each paying for it
@@ -426,8 +432,8 @@ def _report(args: argparse.Namespace, results: list, root: Path) -> int:
     if fmt in ("full", "concise") and not args.quiet and not args.statistics:
         summary = _summary(results, remaining, fixed, args)
         print(summary, file=sys.stderr if args.output_file else sys.stdout)
-    if args.timings:
-        _print_timings(results, args.timings)
+    if args.timings or args.timings_format is not None:
+        _print_timings(results, args.timings_format or "text")
     if any(r.unreadable or r.internal_errors for r in results):
         return 2
     if args.exit_zero:

@@ -291,12 +291,13 @@ def test_a_reader_that_goes_away_gets_no_traceback(tmp_path, args):
 
 
 def test_timings_list_every_rule_and_engine_step_and_add_up_to_the_run(tmp_path):
-    """`--timings json` (stderr) charges each step its exclusive time: the steps of a file sum to its run."""
+    """`--timings-format json` (stderr) charges each step its exclusive time: the steps of a file sum to its run."""
     from onnx_lint.rules import CODES
 
     path = tmp_path / "stale.onnx"
     onnx.save_model(defects.DEFECTS["stale_rank0_output"][0](), path)
-    run = run_process("check", str(path), "--fix", "--output-format", "json", "--timings", "json", cwd=tmp_path)
+    run = run_process("check", "--timings-format", "json", "--fix", "--output-format", "json", str(path),
+                      cwd=tmp_path)
     assert run.code == 0 and json.loads(run.out)[0]["fix"]["applied"]  # stdout is still the chosen format
     report = json.loads(run.err.strip().splitlines()[-1])
     steps, wall = report["files"][str(path)]["steps"], report["files"][str(path)]["wall"]
@@ -305,6 +306,27 @@ def test_timings_list_every_rule_and_engine_step_and_add_up_to_the_run(tmp_path)
             "import onnx, the engines and the rules"} <= set(steps)
     assert abs(sum(steps.values()) - wall) <= 0.001 + 0.01 * wall
     assert report["total"] == steps
+
+
+def test_timings_is_a_plain_flag_before_the_path_and_its_table_lists_every_rule_that_ran(tmp_path):
+    """`check --timings model.onnx`: the flag takes no value, so the path after it stays a path."""
+    from onnx_lint.rules import CODES
+
+    path = tmp_path / "model.onnx"
+    onnx.save_model(defects.DEFECTS["stale_rank0_output"][0](), path)
+    run = run_process("check", "--timings", str(path), "--ignore", "OL002", cwd=tmp_path)
+    assert run.code == 1 and "OL001" in run.out and "invalid choice" not in run.err
+    rows = {line.rsplit(None, 2)[0] for line in run.err.strip().splitlines()[2:-1]}
+    assert {f"rule {code}" for code in CODES if code != "OL002"} <= rows and "rule OL002" not in rows
+    assert {"parse", "validate", "engine: onnx inference"} <= rows
+
+
+def test_the_old_timings_value_spelling_names_the_new_option(tmp_path):
+    """`--timings json FILE` used to ask for JSON: "json" is now a path, and the error says what to write."""
+    path = tmp_path / "model.onnx"
+    onnx.save_model(defects.DEFECTS["stale_rank0_output"][0](), path)
+    run = run_process("check", "--timings", "json", str(path), cwd=tmp_path)
+    assert run.code == 2 and "--timings-format json" in run.err and not run.out
 
 
 def test_timings_table_lints_past_the_cache_and_names_the_slowest_step_first(tmp_path, project):
@@ -316,3 +338,27 @@ def test_timings_table_lints_past_the_cache_and_names_the_slowest_step_first(tmp
     seconds = [float(row.rsplit(None, 2)[-2]) for row in rows]
     assert seconds == sorted(seconds, reverse=True) and any(r.startswith("rule OL001") for r in rows)
     assert total.startswith("total") and total.endswith("100.0%")
+
+
+_RECORD_MODULES = """
+import json, sys
+from onnx_lint.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_checking_one_healthy_model_imports_nothing_it_does_not_use(tmp_path):
+    """Start-up is part of every run: one file needs no process pool, no TOML parser without a configuration
+    file, no Python API module and neither fallback engine (the runtime probe, ONNX Runtime's symbolic
+    inference) when ONNX's inference answers everything."""
+    path = tmp_path / "model.onnx"
+    onnx.save_model(defects.healthy_matmul(), path)
+    done = subprocess.run([sys.executable, "-c", _RECORD_MODULES, "check", "--no-cache", "-q", str(path)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    modules = set(report["modules"])
+    assert report["code"] == 0 and "onnx_lint.rules.registry" in modules
+    unused = {"multiprocessing", "concurrent.futures.process", "tomllib", "onnx_lint.api",
+              "onnx_lint.engines.probe", "onnx_lint.engines.symbolic", "onnxruntime"}
+    assert not unused & modules

@@ -10,7 +10,8 @@ import sys
 import onnx
 
 from examples import defects
-from onnx_lint.engines.oracle import ShapeOracle, run_symbolic_inference
+from onnx_lint.engines.oracle import ShapeOracle
+from onnx_lint.engines.symbolic import run_symbolic_inference
 from onnx_lint.model.load import read_model
 
 _PROBE = """

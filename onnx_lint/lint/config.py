@@ -24,11 +24,6 @@ from typing import Any
 from onnx_lint.base.errors import ConfigError
 from onnx_lint.engines.budget import parse_budget
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 CONFIG_NAME = "onnx-lint.toml"
 PYPROJECT = "pyproject.toml"
 TABLE = "onnx-lint"
@@ -146,7 +141,17 @@ def glob_match(path: PurePosixPath, pattern: str) -> bool:
     return any(fnmatch.fnmatchcase(str(path), p) for p in _star_variants(pattern))
 
 
+def _toml() -> Any:
+    """The TOML parser, imported when a file is read: a run without a configuration file never needs it."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    tomllib = _toml()
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -162,6 +167,7 @@ def _has_table(pyproject: Path) -> bool:
         text = pyproject.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return False
+    tomllib = _toml()
     try:
         tool = tomllib.loads(text).get("tool")
     except tomllib.TOMLDecodeError:

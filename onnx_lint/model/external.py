@@ -21,19 +21,22 @@ _SUB_BYTE_BITS = {getattr(onnx.TensorProto, name): bits
                   if hasattr(onnx.TensorProto, name)}
 
 
-# Whole-byte element sizes by type, for the loop over every tensor.
-_ITEMSIZES: dict[int, int] = {}
+# Whole-byte element sizes by type, looked up once: the loop over every tensor reads this table.
+ITEMSIZES: dict[int, int] = {}
 for _type in onnx.TensorProto.DataType.values():
     if _type in _SUB_BYTE_BITS or _type in (onnx.TensorProto.STRING, onnx.TensorProto.UNDEFINED):
         continue
     try:
-        _ITEMSIZES[_type] = onnx.helper.tensor_dtype_to_np_dtype(_type).itemsize
+        ITEMSIZES[_type] = onnx.helper.tensor_dtype_to_np_dtype(_type).itemsize
     except (KeyError, ValueError, TypeError):
         pass
 
 
 def raw_size(data_type: int, count: int) -> int | None:
     """Bytes that ``count`` elements of ``data_type`` take as raw data; None if not fixed (strings)."""
+    itemsize = ITEMSIZES.get(data_type)
+    if itemsize is not None:
+        return count * itemsize
     bits = _SUB_BYTE_BITS.get(data_type)
     if bits is not None:
         return (count * bits + 7) // 8
@@ -43,14 +46,6 @@ def raw_size(data_type: int, count: int) -> int | None:
         return count * onnx.helper.tensor_dtype_to_np_dtype(data_type).itemsize
     except (KeyError, ValueError, TypeError):
         return None
-
-
-def raw_size_cached(data_type: int, count: int) -> int | None:
-    """``raw_size`` with the element size looked up once per type."""
-    itemsize = _ITEMSIZES.get(data_type)
-    if itemsize is None:
-        return raw_size(data_type, count)
-    return count * itemsize
 
 
 @dataclass

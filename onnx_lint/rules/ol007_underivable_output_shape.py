@@ -33,7 +33,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from onnx_lint.engines.engine import Engine
-from onnx_lint.engines.probe import branch_note
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Severity
 from onnx_lint.lint.rule_api import Rule
@@ -88,7 +87,11 @@ class UnderivableOutputShape(Rule):
         """An output whose dims depend on which If branch runs: no one declaration is true of both."""
         result = ctx.oracle.probe_result
         fact = result.facts.get(decl.name) if result is not None else None
-        note = branch_note(fact, result.conditions) if fact is not None and result is not None else None
+        if fact is None or result is None:
+            return
+        from onnx_lint.engines.probe import branch_note  # imported by the probe that made ``result``
+
+        note = branch_note(fact, result.conditions)
         if note is None:
             return
         yield self.report(
