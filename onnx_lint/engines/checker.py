@@ -21,6 +21,7 @@ from pathlib import Path
 
 import onnx
 import onnx.checker
+import onnx.shape_inference
 
 from onnx_lint.base.errors import first_line
 from onnx_lint.base.timings import CHECKER, timed
@@ -132,24 +133,57 @@ def full_checker_error(model: Path | bytes, external_paths: list[str] | None = N
     return None
 
 
-def start_full_check(data: bytes, external_paths: list[str] | None) -> ForkedCall[str | None] | None:
-    """``full_checker_error`` of a model's bytes, in a forked child; ``None`` where nothing started.
+class ForkedFullCheck:
+    """``full_checker_error`` of a model's bytes, computed by two forked children at once.
 
-    The fixer starts the fixed bytes' check as soon as a round's bytes exist and re-lints meanwhile,
-    and the original's when it would otherwise only wait for that answer: on a 100k-node model each
-    full check (the checker plus strict inference) is about one more inference, which then costs
-    little wall time of its own. ``external_paths``: as for ``full_checker_error``.
+    The full checker is the structural check and then strict inference (types checked, no data
+    propagation: ``onnx.checker``'s own ``full_check`` in two calls, which give the same errors in
+    the same order: a structural error wins). One after the other in one child they were the
+    longest wait of a fix on a 100k-node model (~0.3 s and ~0.8 s); side by side they use the core
+    the waiting parent leaves idle.
     """
-    return ForkedCall.start(partial(_full_check_of_bytes, data, external_paths))
+
+    def __init__(self, structure: ForkedCall[str | None], inference: ForkedCall[str | None]) -> None:
+        self._structure, self._inference = structure, inference
+
+    @classmethod
+    def start(cls, data: bytes, external_paths: list[str] | None) -> ForkedFullCheck | None:
+        """Both children started; ``None`` where forking is unavailable. ``external_paths``: as for
+        ``full_checker_error``."""
+        structure = ForkedCall.start(partial(_full_check_part, data, external_paths, inference=False))
+        if structure is None:
+            return None
+        inference = ForkedCall.start(partial(_full_check_part, data, external_paths, inference=True))
+        if inference is None:
+            structure.abandon()
+            return None
+        return cls(structure, inference)
+
+    def result(self) -> tuple[bool, str | None]:
+        """``(True, error or None)`` once known; ``(False, None)`` if a child failed or died."""
+        done, error = self._structure.result()
+        if not done or error is not None:
+            self._inference.abandon()
+            return done, error
+        return self._inference.result()
+
+    def abandon(self) -> None:
+        self._structure.abandon()
+        self._inference.abandon()
 
 
-def _full_check_of_bytes(data: bytes, external_paths: list[str] | None) -> str | None:
-    if external_paths is None:
-        return full_checker_error(data)
+def _full_check_part(data: bytes, external_paths: list[str] | None, *, inference: bool) -> str | None:
+    """In a child: the structural half of the full check, or its strict inference."""
     try:
-        model = onnx.ModelProto.FromString(data)
-        swap_heavy_initializers(model, external_paths, all_external=True)
-        onnx.checker.check_model(model, full_check=True)
+        model: onnx.ModelProto | bytes = data
+        if external_paths is not None:
+            parsed = onnx.ModelProto.FromString(data)
+            swap_heavy_initializers(parsed, external_paths, all_external=True)
+            model = parsed
+        if inference:
+            onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=False)
+        else:
+            onnx.checker.check_model(model)
     except Exception as exc:
         return first_line(exc, 400)
     return None

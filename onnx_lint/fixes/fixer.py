@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 
 from onnx_lint.base.errors import FixError
 from onnx_lint.base.timings import FIX_PLAN, FIX_WRITE, timed
+from onnx_lint.engines.checker import ForkedFullCheck, inherit_passing_verdict
 from onnx_lint.engines.checker import full_checker_error as _checker_error  # a module name tests replace
-from onnx_lint.engines.checker import inherit_passing_verdict, start_full_check
 from onnx_lint.engines.engine import Engine
-from onnx_lint.engines.forked import ForkedCall
 from onnx_lint.engines.ort_load_check import runtime_available, runtime_checkable, runtime_load_error
 from onnx_lint.engines.prefetch import worth_forking
 from onnx_lint.lint.context import LintContext
@@ -47,9 +46,9 @@ class FixPlan:
     relint: list[Diagnostic]
     notes: list[str] = field(default_factory=list)
     # The full check of ``data``, running in a forked child since the bytes existed (large models).
-    full_check: ForkedCall[str | None] | None = field(default=None, compare=False, repr=False)
+    full_check: ForkedFullCheck | None = field(default=None, compare=False, repr=False)
     # The original's, started with the plan where it is likely needed (``_likely_fails_full_check``).
-    original_check: ForkedCall[str | None] | None = field(default=None, compare=False, repr=False)
+    original_check: ForkedFullCheck | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for check in (self.full_check, self.original_check):
@@ -65,7 +64,7 @@ class _Round:
     relint: list[Diagnostic]
     applied: list[Diagnostic]
     deferred: list[Diagnostic]
-    full_check: ForkedCall[str | None] | None = None
+    full_check: ForkedFullCheck | None = None
 
 
 # A fix can make another one possible (a corrected output lets inference type what it could not):
@@ -94,13 +93,13 @@ def plan_fix(ctx: LintContext, diagnostics: Sequence[Diagnostic], rules: Sequenc
 
 def _planned(ctx: LintContext, diagnostics: Sequence[Diagnostic], chosen: list[Diagnostic],
              rules: Sequence[Rule], enabled: Enabled, only: set[tuple] | None,
-             original_check: ForkedCall[str | None] | None) -> FixPlan | None:
+             original_check: ForkedFullCheck | None) -> FixPlan | None:
     """``plan_fix``'s rounds (``original_check``: the original's full check, if the plan started it)."""
     applied: list[Diagnostic] = []
     attempted: set[tuple] = set()
     notes: list[str] = []
     current, relint = ctx, list(diagnostics)
-    full_check: ForkedCall[str | None] | None = None
+    full_check: ForkedFullCheck | None = None
     for round_number in range(MAX_FIX_ROUNDS):
         if not chosen:
             break
@@ -193,21 +192,21 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
     return _Round(relint_ctx, relint, taken, deferred, full_check)
 
 
-def _start_full_check(original: LoadedModel, data: bytes) -> ForkedCall[str | None] | None:
+def _start_full_check(original: LoadedModel, data: bytes) -> ForkedFullCheck | None:
     """On a large model, the write's full check of these bytes, started now to overlap the re-lint.
 
     Small models are checked in-process at the write: a fork costs more there than it overlaps.
     """
     if not worth_forking(original.model.graph):
         return None
-    return start_full_check(data, _external_paths(original))
+    return ForkedFullCheck.start(data, _external_paths(original))
 
 
-def _start_original_check(ctx: LintContext) -> ForkedCall[str | None] | None:
+def _start_original_check(ctx: LintContext) -> ForkedFullCheck | None:
     """On a large model likely to fail the full check, the original's full check, started with the plan."""
     if not worth_forking(ctx.model.graph) or not _likely_fails_full_check(ctx):
         return None
-    return start_full_check(ctx.loaded.data, _external_paths(ctx.loaded))
+    return ForkedFullCheck.start(ctx.loaded.data, _external_paths(ctx.loaded))
 
 
 def _likely_fails_full_check(ctx: LintContext) -> bool:
@@ -233,20 +232,21 @@ def _collected_full_checks(loaded: LoadedModel, plan: FixPlan) -> tuple[str | No
     """The full checks of the fixed bytes (started while the plan was made) and, where they fail, of
     the original; ``None`` where the forked check did not run to the end (the write checks in-process).
 
-    The original's check matters only when the fixed bytes fail. Unless the plan started it already
-    (where a failure was likely), it starts here, where this process would otherwise only wait: on
-    the core the wait leaves idle, dropped unread when the fixed bytes pass, and nearly done when
-    they fail (a weakly typed 100k-node model whose failure the fix keeps paid the two checks one
-    after the other: about 0.6 s more).
+    The original's check matters only when the fixed bytes fail: the plan starts it beside theirs
+    where that is likely (``_likely_fails_full_check``), and it is dropped unread when they pass;
+    otherwise it starts once they have failed. Either way each check runs as two children side by
+    side (``ForkedFullCheck``).
     """
     if plan.full_check is None:
         return None
-    original = plan.original_check or start_full_check(loaded.data, _external_paths(loaded))
     done, fixed_error = plan.full_check.result()
+    original = plan.original_check
     if not done or fixed_error is None:
         if original is not None:
             original.abandon()
         return (None, None) if done else None
+    if original is None:  # not expected to fail, and it did: the original's verdict, now, on both cores
+        original = ForkedFullCheck.start(loaded.data, _external_paths(loaded))
     if original is None:
         return fixed_error, _checker_error(loaded.path, *_external(loaded))
     done, original_error = original.result()
