@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from model_checks import checker_error, computation
 
 from examples import defects, readiness
-from onnx_lint.cli import Job, process_job
+from onnx_lint.commands.check import Job, process_job
 from onnx_lint.rules import CODES
 
 SEEDS: dict[str, Callable[[], onnx.ModelProto]] = {
