@@ -246,3 +246,18 @@ def test_large_model_fix_proves_in_a_forked_child_with_the_same_verdict(builder,
     assert run.returncode == expected.code
     assert forked.read_bytes() == in_process.read_bytes()
     assert run.stdout.replace(str(forked), "M") == expected.out.replace(str(in_process), "M")
+
+
+def test_findings_a_fix_cannot_change_are_kept_as_a_fresh_lint_gives_them(cli, save):
+    """The re-lint after a fix keeps the findings of rules that read no declaration (OL201 here)
+    instead of running them again: they are exactly what a fresh lint of the written file reports."""
+    from examples import readiness
+
+    model = readiness.fp16_overflow()
+    model.graph.output[0].type.tensor_type.shape.ClearField("dim")  # also a stale rank-0 output (OL001)
+    path = save(model)
+    fixed = cli("check", str(path), "--fix", "--output-format", "json").json()
+    assert any(d["code"] == "OL001" and d["fix"]["applied"] for d in fixed)
+    kept = [d for d in fixed if d["code"] == "OL201"]
+    fresh = [d for d in cli("check", str(path), "--output-format", "json").json() if d["code"] == "OL201"]
+    assert len(kept) == 2 and kept == fresh

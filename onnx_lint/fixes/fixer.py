@@ -104,7 +104,7 @@ def _planned(ctx: LintContext, diagnostics: Sequence[Diagnostic], chosen: list[D
         if not chosen:
             break
         try:
-            step = _fix_round(current, chosen, rules, enabled, settled=attempted, origin=ctx.loaded)
+            step = _fix_round(current, relint, chosen, rules, enabled, settled=attempted, origin=ctx.loaded)
         except FixError as exc:
             if round_number == 0:
                 raise
@@ -143,9 +143,10 @@ def _repaired_note(deferred: Diagnostic, taken: list[Diagnostic]) -> str:
             "was not needed: that fix repaired it")
 
 
-def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule], enabled: Enabled,
-               settled: set[tuple], origin: LoadedModel) -> _Round | None:
-    """One round: apply ``chosen`` to a copy and lint it (None: the model did not change).
+def _fix_round(ctx: LintContext, before: Sequence[Diagnostic], chosen: list[Diagnostic], rules: Sequence[Rule],
+               enabled: Enabled, settled: set[tuple], origin: LoadedModel) -> _Round | None:
+    """One round: apply ``chosen`` to a copy and lint it (None: the model did not change); ``before``
+    are the findings on ``ctx``.
 
     A fix that conflicts with an earlier one of the round is deferred (``edits.combine_fixes``).
     Neither the applied fixes nor what earlier rounds ``settled`` may be fixable afterwards.
@@ -173,7 +174,7 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
     full_check = _start_full_check(origin, data)  # origin: the file as read, which the write compares with
     try:
         relint_ctx = ctx.for_fixed_copy(fixed_loaded, nodes_reordered=reordered)
-        relint, errors = run_rules(relint_ctx, rules, enabled)
+        relint, errors = run_rules(relint_ctx, rules, enabled, None if reordered else _kept(before, rules, enabled))
         if errors:
             raise FixError(errors[0])
     except BaseException:
@@ -190,6 +191,17 @@ def _fix_round(ctx: LintContext, chosen: list[Diagnostic], rules: Sequence[Rule]
         raise FixError(f"{ctx.display}: the {again[0].code} fix did not converge "
                        f"({again[0].location.display()}: {again[0].message}); nothing was written")
     return _Round(relint_ctx, relint, taken, deferred, full_check)
+
+
+def _kept(before: Sequence[Diagnostic], rules: Sequence[Rule], enabled: Enabled) -> dict[str, list[Diagnostic]]:
+    """The findings of the rules that read no declaration (``Rule.reads_annotations``), which a fix that
+    moved no node cannot change: the re-lint keeps them (OL201's range check of 50k weights, again)."""
+    kept: dict[str, list[Diagnostic]] = {rule.code: [] for rule in rules
+                                         if enabled(rule.code) and not rule.reads_annotations and not rule.fixable}
+    for diagnostic in before:
+        if diagnostic.code in kept:
+            kept[diagnostic.code].append(diagnostic)
+    return kept
 
 
 def _start_full_check(original: LoadedModel, data: bytes) -> ForkedFullCheck | None:

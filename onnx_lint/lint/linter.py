@@ -22,9 +22,12 @@ from onnx_lint.model.load import LoadedModel, read_unvalidated, validate_loaded
 Enabled = Callable[[str], bool]
 
 
-def run_rules(ctx: LintContext, rules: Sequence[Rule], enabled: Enabled) -> tuple[list[Diagnostic], list[str]]:
-    """Diagnostics of the enabled rules, plus the internal errors of rules that crashed."""
+def run_rules(ctx: LintContext, rules: Sequence[Rule], enabled: Enabled,
+              carried: dict[str, list[Diagnostic]] | None = None) -> tuple[list[Diagnostic], list[str]]:
+    """Diagnostics of the enabled rules, plus the internal errors of rules that crashed; the rules
+    ``carried`` names are not run, their findings are the ones given."""
     run = RuleRun(ctx, rules, enabled)
+    run.found.update(carried or {})
     run.run(lambda rule: True)
     return run.diagnostics(), run.internal_errors()
 

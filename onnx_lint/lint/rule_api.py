@@ -34,6 +34,10 @@ class Rule:
     # its child process, on the core that would otherwise wait. Correctness never depends on it (a
     # rule that asks for a derived fact anyway waits for it); tests hold each such rule to it.
     needs_inference: ClassVar[bool] = True
+    # False for a rule whose findings follow from the nodes, constants, opsets and metadata alone,
+    # never from a declared type or shape: a fix (which changes declarations only) cannot change them,
+    # so the re-lint after a fix that moved no node keeps them instead of running the rule again.
+    reads_annotations: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

@@ -40,6 +40,7 @@ class DuplicateNodeName(Rule):
     severity = Severity.INFO
     summary = "Two nodes share a name (tools address nodes by name)"
     needs_inference = False
+    reads_annotations = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         # op_type, domain, name per node, from the one pass over each graph: the names are every third

@@ -45,6 +45,7 @@ class RuntimeVersionUnsupported(Rule):
     severity = Severity.ERROR
     summary = "IR version or opset newer than the installed ONNX Runtime loads"
     needs_inference = False
+    reads_annotations = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         facts = runtime_facts()

@@ -166,6 +166,7 @@ class Fp16Overflow(Rule):
     severity = Severity.WARNING
     summary = "A float initializer or Constant overflows FP16 (|x| > 65504) or flushes to zero"
     needs_inference = False
+    reads_annotations = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for scope in ctx.scopes:

@@ -47,6 +47,7 @@ class QdqPresent(Rule):
     severity = Severity.INFO
     summary = "The model already holds Q/DQ nodes (quantizing it again doubles them)"
     needs_inference = False
+    reads_annotations = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         found = list(qdq_nodes(ctx.scopes))

@@ -54,6 +54,7 @@ class QdqInvalidScale(Rule):
     severity = Severity.ERROR
     summary = "A Q/DQ scale is zero, negative, infinite or NaN"
     needs_inference = False
+    reads_annotations = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         lookup = ConstantLookup()

@@ -46,6 +46,7 @@ class QdqPairMismatch(Rule):
     severity = Severity.WARNING
     summary = "A DequantizeLinear undoes its QuantizeLinear with a different scale or zero-point"
     needs_inference = False
+    reads_annotations = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         lookup = ConstantLookup()

@@ -50,6 +50,7 @@ class QdqZeroPointType(Rule):
     severity = Severity.INFO
     summary = "Q/DQ zero-points TensorRT rejects (not INT8, or not 0)"
     needs_inference = False
+    reads_annotations = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         found = list(qdq_nodes(ctx.scopes))
