@@ -22,6 +22,7 @@ from pathlib import Path
 import onnx
 import onnx.checker
 import onnx.shape_inference
+from onnx.onnx_cpp2py_export import shape_inference as onnx_cpp_inference
 
 from onnx_lint.base.errors import first_line
 from onnx_lint.base.timings import CHECKER, timed
@@ -180,8 +181,9 @@ def _full_check_part(data: bytes, external_paths: list[str] | None, *, inference
             parsed = onnx.ModelProto.FromString(data)
             swap_heavy_initializers(parsed, external_paths, all_external=True)
             model = parsed
-        if inference:
-            onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=False)
+        if inference:  # the engine's own call: its answer (the inferred model) is not wanted, only its error
+            serialized = model if isinstance(model, bytes) else model.SerializeToString()
+            onnx_cpp_inference.infer_shapes(serialized, True, True, False)  # check_type, strict, no data_prop
         else:
             onnx.checker.check_model(model)
     except Exception as exc:
