@@ -165,11 +165,11 @@ def test_a_follow_on_fix_that_fails_keeps_the_fixes_before_it(cli, save, monkeyp
     real = fixer._fix_round
     rounds = []
 
-    def second_round_fails(ctx, chosen, *args, **kwargs):
+    def second_round_fails(ctx, before, chosen, *args, **kwargs):
         rounds.append([d.code for d in chosen])
         if len(rounds) == 2:
             raise fixer.FixError(f"{ctx.display}: forced failure")
-        return real(ctx, chosen, *args, **kwargs)
+        return real(ctx, before, chosen, *args, **kwargs)
 
     monkeypatch.setattr(fixer, "_fix_round", second_round_fails)
     run = cli("check", str(path), "--fix", "--output-format", "json")
