@@ -6,7 +6,7 @@ serialized and goes through a file.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from typing import TypeVar
 
@@ -93,21 +93,17 @@ class GraphValues(Mapping[str, onnx.ValueInfoProto]):
         self._ends.update((v.name, v) for v in graph.output if v.HasField("type"))
         self._positions: dict[str, int] | None = None
 
-    def _position(self, name: str) -> int | None:
+    def _table(self) -> dict[str, int]:
         if self._positions is None:  # the last entry of a name wins, as in a dict built in order
             self._positions = {n: i for i, n in enumerate([v.name for v in self._graph.value_info])}
-        return self._positions.get(name)
+        return self._positions
 
     def get(self, name: str, default: onnx.ValueInfoProto | None = None) -> onnx.ValueInfoProto | None:  # type: ignore[override]
         found = self._ends.get(name)
         if found is not None:
             return found
-        position = self._position(name)
+        position = self._table().get(name)
         return self._graph.value_info[position] if position is not None else default
-
-    def pick(self, names: Collection[str]) -> dict[str, onnx.ValueInfoProto]:
-        """The entries of ``names`` that exist, by name."""
-        return {name: value for name in names if (value := self.get(name)) is not None}
 
     def __getitem__(self, name: str) -> onnx.ValueInfoProto:
         found = self.get(name)
@@ -116,12 +112,10 @@ class GraphValues(Mapping[str, onnx.ValueInfoProto]):
         return found
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and (name in self._ends or self._position(name) is not None)
+        return name in self._ends or name in self._table()
 
     def _names(self) -> set[str]:
-        self._position("")
-        assert self._positions is not None
-        return set(self._positions) | set(self._ends)
+        return set(self._table()) | set(self._ends)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._names())

@@ -16,7 +16,7 @@ import itertools
 import math
 import re
 import time
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING
 
@@ -125,11 +125,6 @@ class ShapeOracle:
     # -- ONNX inference ---------------------------------------------------------
     def values(self, graph: str) -> Mapping[str, onnx.ValueInfoProto]:
         return self._values.get(graph, {})
-
-    def pick(self, graph: str, names: Collection[str]) -> dict[str, onnx.ValueInfoProto]:
-        """``values(graph)`` for ``names`` alone, without the whole table on a graph that has none yet."""
-        values = self._values.get(graph)
-        return values.pick(names) if values is not None else {}
 
     def inferred_entries(self, graph: str) -> int:
         """How many node outputs inference listed in a graph (at most one entry each)."""

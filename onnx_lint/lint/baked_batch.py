@@ -116,9 +116,8 @@ def baked_reshapes(scope: GraphScope, targets: ReshapeTargets, oracle: ShapeOrac
     if candidates:
         # A target whose dims data propagation already derives with the batch's own name keeps the
         # batch; only the others need the two pinned runs (which cost two more inferences).
-        outputs = [scope.graph.node[i].output[0] for i in candidates]
-        derived = oracle.pick(ROOT, outputs)
-        candidates = [i for i, out in zip(candidates, outputs) if not _keeps_batch(derived.get(out), names)]
+        derived = oracle.values(ROOT)
+        candidates = [i for i in candidates if not _keeps_batch(derived.get(scope.graph.node[i].output[0]), names)]
     if not candidates:
         return []
     runs = [oracle.named_pins(run) for run in (0, 1)]

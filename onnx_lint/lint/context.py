@@ -134,8 +134,7 @@ class LintContext:
         result: list[Declaration] = []
         dropped = {(d.graph, i) for d in self.duplicate_value_info for i in d.indexes if i != d.keep}
         for scope in self.scopes:
-            # Only the declared names: a 100k-entry table of every derived value is not needed for them.
-            derived_values = self.oracle.pick(scope.path, [v.name for v in scope.graph.value_info])
+            derived_values = self.oracle.values(scope.path)
             for i, value in enumerate(scope.graph.output):
                 result.append(self._declaration(scope.path, "output", i, value))
             for i, value in enumerate(scope.graph.value_info):

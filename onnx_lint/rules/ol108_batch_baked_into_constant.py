@@ -85,7 +85,7 @@ class BatchBakedIntoConstant(Rule):
             candidates.append((found, lead))
         if not candidates:
             return
-        values = ctx.oracle.pick(ROOT, [found.node.input[0] for found, _ in candidates])
+        values = ctx.oracle.values(ROOT)
         for found, lead in candidates:
             node = found.node
             info = value_tensor_info(values.get(node.input[0]))
