@@ -21,7 +21,6 @@ from pathlib import Path
 
 import onnx
 import onnx.checker
-import onnx.shape_inference
 from onnx.onnx_cpp2py_export import shape_inference as onnx_cpp_inference
 
 from onnx_lint.base.errors import first_line

@@ -58,8 +58,7 @@ class OrphanValueInfo(Rule):
         pending = {v.name for scope in ctx.scopes for v in scope.graph.value_info}
         for scope in ctx.scopes:
             graph = scope.graph
-            initializers = scope.initializer_names()
-            pending = {name for name in pending if name not in initializers}
+            pending -= scope.initializer_names()
             pending.difference_update(v.name for v in graph.input)
             if pending:
                 pending.difference_update(scope.scan().outputs)
