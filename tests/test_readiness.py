@@ -261,6 +261,37 @@ def test_a_large_graph_is_checked_per_operator_and_still_names_the_node(cli, sav
     assert [(d["location"]["path"], d["location"]["node"]) for d in found] == [("graph/node[7]", "old_add")]
 
 
+def _branching(then_nodes: list, then_initializers: list) -> onnx.ModelProto:
+    """``If`` over an INT16 input ``X``: the then branch is given, the else branch passes ``X`` on."""
+    h, T = onnx.helper, onnx.TensorProto
+    then_branch = h.make_graph(then_nodes, "then", [], [h.make_tensor_value_info("t", T.INT16, [2])],
+                               then_initializers)
+    else_branch = h.make_graph([h.make_node("Identity", ["X"], ["e"])], "else", [],
+                               [h.make_tensor_value_info("e", T.INT16, [2])])
+    graph = h.make_graph([h.make_node("If", ["c"], ["Y"], name="branch", then_branch=then_branch,
+                                      else_branch=else_branch)], "g",
+                         [h.make_tensor_value_info("X", T.INT16, [2]), h.make_tensor_value_info("c", T.BOOL, [])],
+                         [h.make_tensor_value_info("Y", T.INT16, [2])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+def test_kernel_types_resolve_inside_subgraphs_as_onnx_runtime_resolves_them(cli, save):
+    """A branch's Relu on the outer graph's INT16 input has no CPU kernel; on the branch's own INT8
+    initializer it has one. OL107 reads each scope's element types in bulk, the branch's own before the
+    enclosing graph's, and says what ONNX Runtime then says."""
+    h, T = onnx.helper, onnx.TensorProto
+    outer = save(_branching([h.make_node("Relu", ["X"], ["t"], name="outer_relu")], []), "outer.onnx")
+    found = [d for d in _findings(cli, outer) if d["code"] == "OL107"]
+    assert [(d["location"]["path"], d["location"]["node"]) for d in found] == [
+        ("graph/node[0]/then_branch/node[0]", "outer_relu")]
+    assert "Relu(14) node with name 'outer_relu'" in (_ort_error(outer) or "")
+    own = save(_branching([h.make_node("Relu", ["X8"], ["t0"], name="inner_relu"),
+                           h.make_node("Cast", ["t0"], ["t"], name="widen", to=T.INT16)],
+                          [onnx.numpy_helper.from_array(np.ones((2,), np.int8), "X8")]), "own.onnx")
+    assert not [d for d in _findings(cli, own) if d["code"] == "OL107"]
+    assert _ort_error(own) is None
+
+
 def test_fp16_overflow_read_in_bulk_flags_exactly_the_tensors_one_by_one_would(cli, save):
     """Thousands of small weights are range-checked together; the verdicts are those of each tensor alone."""
     from onnx import TensorProto, helper, numpy_helper

@@ -123,6 +123,14 @@ class GraphValues(Mapping[str, onnx.ValueInfoProto]):
     def __len__(self) -> int:
         return len(self._names())
 
+    def elem_types(self) -> dict[str, int]:
+        """Tensor name -> element type (0 for a sequence, map or optional, or where inference left none)
+        of every value, read in one pass: a rule that needs the types of most tensors pays ~1 µs per
+        entry, not a lookup per name."""
+        table = {v.name: v.type.tensor_type.elem_type for v in self._graph.value_info}
+        table.update((name, value.type.tensor_type.elem_type) for name, value in self._ends.items())
+        return table
+
     def listed(self) -> int:
         """How many value_info entries inference wrote (the stripped graph had none; each names one node
         output, graph outputs included), counted without building the table."""
@@ -135,3 +143,10 @@ def collect_values(model: onnx.ModelProto, paths: list[str]) -> dict[str, GraphV
     if len(paths) > 1:
         scoped_names.restore(model)
     return {scope.path: GraphValues(scope.graph) for scope in scopes_at(model, paths)}
+
+
+def elem_types(values: Mapping[str, onnx.ValueInfoProto]) -> dict[str, int]:
+    """``GraphValues.elem_types`` for any mapping of values (an engine that answered nothing gives ``{}``)."""
+    if isinstance(values, GraphValues):
+        return values.elem_types()
+    return {name: value.type.tensor_type.elem_type for name, value in values.items()}
