@@ -27,8 +27,8 @@ from onnx_lint.base import timings
 from onnx_lint.base.errors import first_line, untagged
 from onnx_lint.engines.engine import Engine
 from onnx_lint.engines.loop_ranks import carried_rank_hints
-from onnx_lint.engines.onnx_inference import GraphValues, collect_values, run_onnx_inference
-from onnx_lint.engines.prefetch import collect_prefetched_inference
+from onnx_lint.engines.onnx_inference import GraphValues, collect_values, listing_order, run_onnx_inference
+from onnx_lint.engines.prefetch import collect_prefetched_inference, is_prefetched
 from onnx_lint.engines.strip import strip_model, swap_heavy_initializers
 from onnx_lint.model.dim_expressions import DimExpression, affine_text, parse_dim_expression
 from onnx_lint.model.graphs import ROOT, resolve_graph
@@ -91,6 +91,9 @@ class ShapeOracle:
     expired: list[Expiry] = field(default_factory=list)
     # The main graph's values inferred again with Loop-carried ranks from the bodies (see loop_ranks).
     _loop_ranked: Mapping[str, onnx.ValueInfoProto] | None = None
+    # Where inference lists the main graph's node outputs (``listing_order``), once asked for.
+    _listing: dict[str, int] | None = None
+    _listing_asked: bool = False
     # False only for ``rebind``, which hands over the facts derived for the original model.
     derive: InitVar[bool] = True
 
@@ -98,6 +101,8 @@ class ShapeOracle:
         if not derive:
             return
         self.paths = self.loaded.scope_paths
+        if is_prefetched(self.loaded):
+            self._listing_order()  # while the child still infers
         started = time.perf_counter()
         with timings.step(timings.ONNX_INFERENCE):
             inferred = collect_prefetched_inference(self.loaded)
@@ -111,7 +116,14 @@ class ShapeOracle:
             self.notes.append(EngineNote(Engine.ONNX, inferred))
             inferred = onnx.ModelProto.FromString(self._stripped_bytes)
         self.inferred = inferred
-        self._values = collect_values(inferred, self.paths)
+        self._values = collect_values(inferred, self.paths, self._listing)
+
+    def _listing_order(self) -> dict[str, int] | None:
+        """``listing_order`` of the main graph, for the inferences of its stripped copy."""
+        if not self._listing_asked:
+            scope = self.loaded.scopes[0]
+            self._listing, self._listing_asked = listing_order(scope.graph, scope.scan().outputs), True
+        return self._listing
 
     @property
     def _stripped_bytes(self) -> bytes:
@@ -241,7 +253,8 @@ class ShapeOracle:
             model = onnx.ModelProto.FromString(self._stripped_bytes)
             pin_input_dims(model.graph, itertools.repeat(size))
             try:
-                self._pinned[size] = collect_values(run_onnx_inference(model), self.paths)
+                inferred = run_onnx_inference(model)
+                self._pinned[size] = collect_values(inferred, self.paths, self._listing_order())
             except Exception as exc:
                 self.notes.append(EngineNote(Engine.ONNX_PINNED, first_line(exc)))
                 self._pinned[size] = {}
@@ -271,7 +284,7 @@ class ShapeOracle:
             sizes = pin_input_dims(model.graph, _primes(skip=run * len(NAME_PIN_PRIMES)))
             values: Mapping[str, onnx.ValueInfoProto]
             try:
-                values = collect_values(run_onnx_inference(model), [ROOT]).get(ROOT, {})
+                values = collect_values(run_onnx_inference(model), [ROOT], self._listing_order()).get(ROOT, {})
             except Exception as exc:
                 self.notes.append(EngineNote(Engine.ONNX_NAMES_PINNED, first_line(exc)))
                 values = {}

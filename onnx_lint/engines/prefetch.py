@@ -63,6 +63,12 @@ def prefetch_inference(loaded: LoadedModel) -> Prefetch | None:
     return call
 
 
+def is_prefetched(loaded: LoadedModel) -> bool:
+    """Whether ``loaded``'s inference was started in a child and not yet collected."""
+    pending = _PREFETCHED.get(id(loaded))
+    return pending is not None and pending[0]() is loaded
+
+
 def collect_prefetched_inference(loaded: LoadedModel) -> onnx.ModelProto | str | None:
     """The prefetched inference of ``loaded``: the inferred model, the engine's error, or ``None``
     (nothing prefetched, or the child died: the caller infers in-process)."""
