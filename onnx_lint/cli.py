@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from onnx_lint.base.errors import OnnxLintError
 from onnx_lint.base.version import __version__
@@ -76,6 +77,25 @@ def _build_parser() -> argparse.ArgumentParser:
     sub.add_parser("server", add_help=False, help="run the language server over stdio (`onnx-lint server --help`)")
     sub.add_parser("version", help="print versions of onnx-lint and its engines")
     return parser
+
+
+def run() -> NoReturn:
+    """The console script and ``python -m onnx_lint``: ``main``, then leave without tearing the heap down.
+
+    A lint of a 100k-node model holds a few hundred MB of protobuf and Python objects, and freeing them
+    one by one at exit took 0.1-0.15 s, a tenth of the whole run (mypy leaves the same way, for the
+    same reason). By then every file is written and closed and every child process reaped (an
+    abandoned one dies with this process). Under coverage the normal exit runs, which saves its data.
+    """
+    code = main()
+    if "coverage" in sys.modules:
+        sys.exit(code)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):  # the reader went away, or a stream was closed
+        code = code or 1
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
