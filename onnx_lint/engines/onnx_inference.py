@@ -157,17 +157,15 @@ def collect_values(model: onnx.ModelProto, paths: list[str],
             for scope in scopes_at(model, paths)}
 
 
-def listing_order(graph: onnx.GraphProto, outputs: Sequence[str]) -> dict[str, int] | None:
-    """Where inference of the stripped ``graph`` (no value_info of its own; ``outputs`` are its node
-    outputs in order) lists each node output in value_info: in node order, the graph's outputs left
-    out (their types go to the outputs themselves). Built while a large model's inference runs, it
-    spares the table of 100k names (~35 ms) a lookup would otherwise build once inference is done.
-    Only a guess, each use checked by name: an output inference cannot type is not listed and moves
-    every later one, and then lookups fall back to the table. ``None`` where a name is produced twice
-    (inference might list it twice, and the table keeps the last)."""
-    ends = {v.name for v in graph.output}
-    ends.update(v.name for v in graph.input)
-    names = [name for name in outputs if name and name not in ends]
+def listing_order(outputs: Sequence[str]) -> dict[str, int] | None:
+    """Where inference of a stripped graph (no value_info of its own; ``outputs`` are its node outputs in
+    order) lists each node output in value_info: in node order, the graph's own outputs included.
+    Built while a large model's inference runs, it spares the table of 100k names (~35 ms) a lookup
+    would otherwise build once inference is done. Only a guess, each use checked by name: an output
+    inference cannot type is not listed and moves every later one (a graph output may not be
+    listed either), and then lookups fall back to the table. ``None`` where a name is produced
+    twice (inference might list it twice, and the table keeps the last)."""
+    names = [name for name in outputs if name]
     order = dict(zip(names, range(len(names))))
     return order if len(order) == len(names) else None
 

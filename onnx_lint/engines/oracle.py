@@ -121,8 +121,8 @@ class ShapeOracle:
     def _listing_order(self) -> dict[str, int] | None:
         """``listing_order`` of the main graph, for the inferences of its stripped copy."""
         if not self._listing_asked:
-            scope = self.loaded.scopes[0]
-            self._listing, self._listing_asked = listing_order(scope.graph, scope.scan().outputs), True
+            scope = self.loaded.scopes[0]  # the main graph
+            self._listing, self._listing_asked = listing_order(scope.scan().outputs), True
         return self._listing
 
     @property

@@ -30,6 +30,8 @@ from onnx_lint.model.load import LoadedModel
 from onnx_lint.model.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info, value_tensor_info
 from onnx_lint.model.validate import check_cycles
 
+_HALF = frozenset((onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16))
+
 
 class LintContext:
     """Everything rules may ask about one model; each fact is computed once, on demand."""
@@ -105,6 +107,20 @@ class LintContext:
             found.update((scope.path, v.name) for v in scope.graph.output
                          if v.name not in defined and not defined_outside(scope, v.name))
         return frozenset(found)
+
+    @cached_property
+    def holds_half_and_float(self) -> bool:
+        """Whether the model holds both half-precision and float tensors (initializers and declarations):
+        only then can a node mix them the way FP16 converters with ``keep_io_types`` leave it (OL102)."""
+        types: set[int] = set()
+        for scope in self.scopes:
+            graph = scope.graph
+            types.update({t.data_type for t in graph.initializer})  # one read per tensor: 50k small weights
+            for values in (graph.input, graph.output, graph.value_info):
+                types.update({v.type.tensor_type.elem_type for v in values})
+            if onnx.TensorProto.FLOAT in types and not _HALF.isdisjoint(types):
+                return True
+        return False
 
     @cached_property
     def batch_names(self) -> frozenset[str]:

@@ -52,8 +52,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from onnx import TensorProto
-
 from onnx_lint.engines.checker import checker_errors
 from onnx_lint.engines.engine import Engine
 from onnx_lint.lint.context import LintContext
@@ -77,6 +75,9 @@ class CheckerError(Rule):
         edit = the_edit(edits, SetIrVersion)
         return f"Raise the IR version to {edit.version} (initializers need not be graph inputs)"
 
+    def prepare(self, ctx: LintContext) -> None:
+        ctx.holds_half_and_float  # noqa: B018 -- read from the file while inference runs
+
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for error in checker_errors(ctx.loaded):
             index = error.index or 0  # only a model-level finding has no index
@@ -97,28 +98,10 @@ class CheckerError(Rule):
                      "only hide it: the full checker and ONNX Runtime refuse the model",
                 Location.at_node(scope.path, index, node),
                 engine=Engine.ONNX)
-        if _mixed_precision(ctx):
+        if ctx.holds_half_and_float:  # only then does the type check (one more inference pass) run
             for (graph, index), message in sorted(ctx.oracle.type_conflicts().items()):
                 node = resolve_graph(ctx.model, graph).node[index]
                 yield self.report(
                     ctx, f"onnx.checker (full): {message}; ONNX Runtime refuses the model",
                     Location.at_node(graph, index, node),
                     engine=Engine.CHECKER_FULL)
-
-
-_HALF = frozenset((TensorProto.FLOAT16, TensorProto.BFLOAT16))
-
-
-def _mixed_precision(ctx: LintContext) -> bool:
-    """Whether the model holds both half-precision and float tensors (initializers and declarations): only
-    then can a node mix them the way FP16 converters with ``keep_io_types`` leave it, so only then does the
-    type check (one more inference pass, on the weight-free copy) run."""
-    types: set[int] = set()
-    for scope in ctx.scopes:
-        graph = scope.graph
-        types.update({t.data_type for t in graph.initializer})  # one read per tensor: 50k small weights
-        for values in (graph.input, graph.output, graph.value_info):
-            types.update({v.type.tensor_type.elem_type for v in values})
-        if TensorProto.FLOAT in types and not _HALF.isdisjoint(types):
-            return True
-    return False
