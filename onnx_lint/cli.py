@@ -85,10 +85,12 @@ def run() -> NoReturn:
     A lint of a 100k-node model holds a few hundred MB of protobuf and Python objects, and freeing them
     one by one at exit took 0.1-0.15 s, a tenth of the whole run (mypy leaves the same way, for the
     same reason). By then every file is written and closed and every child process reaped (an
-    abandoned one dies with this process). Under coverage the normal exit runs, which saves its data.
+    abandoned one dies with this process). The language server, whose worker processes and
+    multiprocessing helpers end through the normal exit, and a run under coverage, which saves its
+    data at exit, leave the normal way.
     """
     code = main()
-    if "coverage" in sys.modules:
+    if "coverage" in sys.modules or sys.argv[1:2] == ["server"]:
         sys.exit(code)
     try:
         sys.stdout.flush()
