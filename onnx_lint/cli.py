@@ -92,11 +92,13 @@ def run() -> NoReturn:
     code = main()
     if "coverage" in sys.modules or sys.argv[1:2] == ["server"]:
         sys.exit(code)
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (BrokenPipeError, ValueError):  # the reader went away, or a stream was closed
-        code = code or 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:  # the reader went away before the end of the report, as in ``main``
+            code = code or 1
+        except ValueError:  # closed already: nothing is left to write
+            pass
     os._exit(code)
 
 
