@@ -64,7 +64,7 @@ class ForkedCall(Generic[T]):
             return None
         try:
             fd = os.memfd_create("onnx-lint-forked", os.MFD_CLOEXEC)
-        except OSError:
+        except (OSError, AttributeError):  # a kernel or C library without memfd: the caller computes itself
             return None
         parent = os.getpid()
         try:

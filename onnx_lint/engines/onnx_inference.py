@@ -81,10 +81,11 @@ class GraphValues(Mapping[str, onnx.ValueInfoProto]):
     """Tensor name -> the ValueInfoProto inference left for it in one graph (outputs over inputs over
     value_info, as a dict updated in that order would hold them).
 
-    value_info (an entry per node output: 100k on a large model) is looked up through a table of
-    positions, built when a name is not among the inputs and outputs: a table of the entries
-    themselves would keep a wrapper object per entry alive, three times the cost (~0.1 s on
-    100k entries). The rules on a model without value_info of its own never ask for one.
+    value_info (an entry per node output: 100k on a large model) is looked up where ``order``
+    (``listing_order``) says inference put the name, the entry there checked by name, and else
+    through a table of positions, built on the first miss: a table of the entries themselves would
+    keep a wrapper object per entry alive, three times the cost (~0.1 s on 100k entries). The
+    rules on a model without value_info of its own never ask for one.
     """
 
     def __init__(self, graph: onnx.GraphProto, order: Mapping[str, int] | None = None) -> None:

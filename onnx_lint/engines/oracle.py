@@ -253,8 +253,7 @@ class ShapeOracle:
             model = onnx.ModelProto.FromString(self._stripped_bytes)
             pin_input_dims(model.graph, itertools.repeat(size))
             try:
-                inferred = run_onnx_inference(model)
-                self._pinned[size] = collect_values(inferred, self.paths, self._listing_order())
+                self._pinned[size] = collect_values(run_onnx_inference(model), self.paths, self._listing_order())
             except Exception as exc:
                 self.notes.append(EngineNote(Engine.ONNX_PINNED, first_line(exc)))
                 self._pinned[size] = {}
