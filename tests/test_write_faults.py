@@ -136,4 +136,44 @@ def test_sigkill_at_random_moments_never_leaves_a_corrupt_model(tmp_path):
         # The only possible leftover is onnx-lint's own hidden temporary file, never a partial model.
         assert all(name.startswith(".model.onnx.") and name.endswith(".onnx-lint.tmp")
                    for name in _leftovers(folder)), _leftovers(folder)
+        # The next fix of the file finishes the job and removes what the killed one left.
+        subprocess.run(command + [str(path)], capture_output=True, timeout=300)
+        assert path.read_bytes() == fixed and _leftovers(folder) == [], _leftovers(folder)
     assert "original" in seen
+
+
+def _finished_pid() -> int:
+    """The id of a process that has exited (and been reaped): what a killed writer leaves in its file's name."""
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
+    done.wait()
+    return done.pid
+
+
+def test_a_write_removes_what_killed_writes_of_the_same_file_left_and_nothing_else(cli, tmp_path):
+    """Only this file's temporary files, regular and this user's, whose writer no longer runs, go."""
+    path = tmp_path / "model.onnx"
+    onnx.save(defects.stale_rank0_output(), path)
+    dead = _finished_pid()
+    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        left = tmp_path / f".model.onnx.{dead}.k2x9_abc.onnx-lint.tmp"
+        left.write_bytes(b"half a model")
+        kept = [tmp_path / f".model.onnx.{writer.pid}.q7w1zz3e.onnx-lint.tmp",  # a write still running
+                tmp_path / f".other.onnx.{dead}.k2x9_abc.onnx-lint.tmp",  # another file's
+                tmp_path / ".model.onnx.k2x9_abc.onnx-lint.tmp",  # no writer named: an older version's
+                tmp_path / f"model.onnx.{dead}.k2x9_abc.onnx-lint.tmp"]  # not hidden: not a name we write
+        for other in kept:
+            other.write_bytes(b"not ours to judge")
+        target = tmp_path / "precious.txt"
+        target.write_text("kept")
+        link = tmp_path / f".model.onnx.{_finished_pid()}.aaaa_bbb.onnx-lint.tmp"
+        link.symlink_to(target)
+        assert cli("check", str(path), "--fix", "--no-cache").code == 0
+        assert not left.exists()
+        assert all(other.read_bytes() == b"not ours to judge" for other in kept)
+        assert link.is_symlink() and target.read_text() == "kept"
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".model.onnx.")) == sorted(
+            p.name for p in [kept[0], kept[2], link])
+    finally:
+        writer.kill()
+        writer.wait()

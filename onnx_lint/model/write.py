@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import errno
 import os
+import re
+import stat
 import tempfile
 from pathlib import Path
 
 from onnx_lint.base.errors import FixError
 from onnx_lint.model.load import FileIdentity
 
+_TEMP_SUFFIX = ".onnx-lint.tmp"
+
 
 class StagedWrite:
     """A replacement for ``target`` written next to it, renamed over it only on commit.
 
     The temporary file lives in the same folder (so the rename is atomic and
-    external data resolves the same way) and is removed on any failure.
+    external data resolves the same way) and is removed on any failure. Its name,
+    ``.NAME.PID.XXXXXXXX.onnx-lint.tmp``, carries the writer's process id: a write
+    killed before it could clean up (SIGKILL, a crash of the machine) leaves one
+    behind, and the next write of the same file removes it (``sweep_leftovers``).
     ``expected``: the identity ``target`` had when it was read; the commit refuses if it
     changed since (another program's write is never lost). ``new_file``: ``target`` must not
     exist; the commit links the temporary file into place, which fails if something is there.
@@ -34,8 +41,9 @@ class StagedWrite:
             mode = self.target.stat().st_mode & 0o7777
         except OSError:
             mode = 0o644
+        sweep_leftovers(self.target)
         try:
-            fd, name = tempfile.mkstemp(prefix=f".{self.target.name}.", suffix=".onnx-lint.tmp",
+            fd, name = tempfile.mkstemp(prefix=f".{self.target.name}.{os.getpid()}.", suffix=_TEMP_SUFFIX,
                                         dir=self.target.parent)
         except OSError as exc:
             raise FixError(f"{self.target}: could not create a temporary file: {exc.strerror or exc}") from None
@@ -101,3 +109,44 @@ class StagedWrite:
 
     def __exit__(self, *exc_info: object) -> None:
         self._discard()
+
+
+def sweep_leftovers(target: Path) -> None:
+    """Remove the temporary files that earlier writes of ``target`` left when their process was killed.
+
+    Only a regular file of this user whose name is such a file's, with the process id of a
+    process that no longer runs, is removed: a concurrent write's file stays (its writer is
+    alive), and so does one whose id a new process took (that writer cannot be told apart from a
+    live one). POSIX only: elsewhere the files stay, as before.
+    """
+    if os.name != "posix":
+        return
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.[a-z0-9_]+{re.escape(_TEMP_SUFFIX)}\Z")
+    try:
+        entries = os.scandir(target.parent)
+    except OSError:
+        return
+    with entries:
+        for entry in entries:
+            found = pattern.match(entry.name)
+            if found is None or _running(int(found.group(1))):
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
+                    os.unlink(entry.path)
+            except OSError:  # gone already, or not ours to remove
+                pass
+
+
+def _running(pid: int) -> bool:
+    """Whether a process with this id exists (one of another user's counts: it may be writing)."""
+    if pid <= 0 or pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, and is not ours
+        return True
+    return True
