@@ -261,3 +261,23 @@ def test_findings_a_fix_cannot_change_are_kept_as_a_fresh_lint_gives_them(cli, s
     kept = [d for d in fixed if d["code"] == "OL201"]
     fresh = [d for d in cli("check", str(path), "--output-format", "json").json() if d["code"] == "OL201"]
     assert len(kept) == 2 and kept == fresh
+
+
+def test_a_fix_that_raises_the_ir_version_runs_every_rule_again(cli, save, monkeypatch):
+    """The IR version is what OL106 reads: after OL102's fix raises it, no finding is carried over, and
+    the findings after the fix are those of a fresh lint of the written file."""
+    import numpy as np
+
+    from examples import readiness
+
+    model = readiness.runtime_old_opset(False)  # IR 3, opset 7: the initializer below must be an input
+    model.graph.initializer.append(onnx.numpy_helper.from_array(np.ones((2, 4), np.float32), "W"))
+    model.graph.node[0].input[1] = "W"
+    path = save(model)
+    carried = []
+    real = fixer.run_rules
+    monkeypatch.setattr(fixer, "run_rules", lambda *args: carried.append(args[3]) or real(*args))
+    fixed = cli("check", str(path), "--fix", "--output-format", "json").json()
+    assert onnx.load(path).ir_version == 4 and carried == [None]
+    assert [d for d in fixed if not d["fix"] or not d["fix"]["applied"]] == cli(
+        "check", str(path), "--output-format", "json").json()

@@ -174,7 +174,9 @@ def _fix_round(ctx: LintContext, before: Sequence[Diagnostic], chosen: list[Diag
     full_check = _start_full_check(origin, data)  # origin: the file as read, which the write compares with
     try:
         relint_ctx = ctx.for_fixed_copy(fixed_loaded, nodes_reordered=reordered)
-        relint, errors = run_rules(relint_ctx, rules, enabled, None if reordered else _kept(before, rules, enabled))
+        # A fix that moved nodes or raised the IR version (OL102's, for IR 3) changes what every rule reads.
+        kept = None if reordered or fixed.ir_version != ctx.model.ir_version else _kept(before, rules, enabled)
+        relint, errors = run_rules(relint_ctx, rules, enabled, kept)
         if errors:
             raise FixError(errors[0])
     except BaseException:

@@ -35,8 +35,9 @@ class Rule:
     # rule that asks for a derived fact anyway waits for it); tests hold each such rule to it.
     needs_inference: ClassVar[bool] = True
     # False for a rule whose findings follow from the nodes, constants, opsets and metadata alone,
-    # never from a declared type or shape: a fix (which changes declarations only) cannot change them,
-    # so the re-lint after a fix that moved no node keeps them instead of running the rule again.
+    # never from a declared type or shape: a fix that changes declarations only cannot change them,
+    # so the re-lint after a fix that neither moved a node nor raised the IR version keeps them
+    # instead of running the rule again.
     reads_annotations: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: object) -> None:
