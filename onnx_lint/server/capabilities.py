@@ -22,6 +22,7 @@ class ResolvedClientCapabilities:
     workspace_configuration: bool = False
     work_done_progress: bool = False
     utf16: bool = True
+    related_information: bool = False
 
     @classmethod
     def resolve(cls, client: lsp.ClientCapabilities,
@@ -36,4 +37,7 @@ class ResolvedClientCapabilities:
             workspace_configuration=bool(workspace and workspace.configuration),
             work_done_progress=bool(window and window.work_done_progress),
             utf16=encoding in (None, lsp.PositionEncodingKind.Utf16),
+            related_information=bool(text and (
+                (text.publish_diagnostics and text.publish_diagnostics.related_information)
+                or (text.diagnostic and text.diagnostic.related_information))),
         )

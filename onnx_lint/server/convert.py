@@ -4,6 +4,8 @@ On the binary model file every finding sits at line 0 (there are no lines);
 its message ends with the location. In the textual view it sits on the
 anchor of its location: the output's name in the graph header, the node's
 line. ``data`` carries what a quick fix needs, so a client can hand it back.
+A run of findings of one cause (``formats.repeats``) can be one entry that
+lists the others as related information.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from urllib.parse import quote, unquote, urlsplit
 from lsprotocol import types as lsp
 from pygls.uris import from_fs_path
 
+from onnx_lint.formats.repeats import Repeat
 from onnx_lint.lint.diagnostics import Diagnostic, Severity
 from onnx_lint.rules import rule_url
 from onnx_lint.server.view_model import Anchor, ModelView
@@ -22,6 +25,7 @@ from onnx_lint.server.view_model import Anchor, ModelView
 SOURCE = "onnx-lint"
 VIEW_SCHEME = "onnx-lint"
 VIEW_SUFFIX = ".txt"
+RELATED_CAP = 50  # a repeat's entry names this many of its other locations
 
 _SEVERITY = {
     Severity.ERROR: lsp.DiagnosticSeverity.Error,
@@ -74,19 +78,27 @@ def quick_fix_title(diagnostic: Diagnostic) -> str:
     return f"onnx-lint ({diagnostic.code}): {title}"
 
 
-def to_lsp(diagnostic: Diagnostic, model_uri: str, view: ModelView | None = None,
-           utf16: bool = True) -> lsp.Diagnostic:
-    """One LSP diagnostic; ``view`` given: ranged on the textual view, else at line 0 of the file."""
-    url = rule_url(diagnostic.code)
+def _range(diagnostic: Diagnostic, view: ModelView | None, utf16: bool) -> lsp.Range:
     anchor = view.find(diagnostic.location.path, diagnostic.location.tensor) if view is not None else None
+    return anchor_range(view, anchor, utf16)
+
+
+def to_lsp(diagnostic: Diagnostic, model_uri: str, view: ModelView | None = None,
+           utf16: bool = True, more: str = "") -> lsp.Diagnostic:
+    """One LSP diagnostic; ``view`` given: ranged on the textual view, else at line 0 of the file.
+
+    ``more`` says what else the entry stands for (a repeat's count), after the location.
+    """
+    url = rule_url(diagnostic.code)
     where = diagnostic.location.display()
     # The problem leads (the Problems panel cuts long rows); on the binary file, where every entry
     # sits at line 1, the location follows it.
-    message = diagnostic.message if view is not None else f"{diagnostic.message} (at {where})"
+    after = [part for part in (f"at {where}" if view is None else "", more) if part]
+    message = f"{diagnostic.message} ({'; '.join(after)})" if after else diagnostic.message
     if diagnostic.notes:
         message += "\n" + "\n".join(f"note: {n}" for n in diagnostic.notes)
     return lsp.Diagnostic(
-        range=anchor_range(view, anchor, utf16),
+        range=_range(diagnostic, view, utf16),
         message=message,
         severity=_SEVERITY[diagnostic.severity],
         code=diagnostic.code,
@@ -102,3 +114,25 @@ def to_lsp(diagnostic: Diagnostic, model_uri: str, view: ModelView | None = None
             "edits": diagnostic.to_record()["edits"],
         },
     )
+
+
+def repeat_to_lsp(repeat: Repeat, model_uri: str, shown_uri: str, view: ModelView | None = None,
+                  utf16: bool = True, related: bool = True) -> lsp.Diagnostic:
+    """One LSP diagnostic for a run of findings of one cause, at the first: the count in its message and
+    the other locations (``RELATED_CAP`` at most) as related information, or in the message for a client
+    that shows none. ``shown_uri`` is the document the entry is published on (the file or its view)."""
+    diagnostic = to_lsp(repeat.first, model_uri, view, utf16, more=repeat.more())
+    others = repeat.others[:RELATED_CAP]
+    rest = len(repeat.others) - len(others)
+    if related:
+        diagnostic.related_information = [
+            lsp.DiagnosticRelatedInformation(lsp.Location(shown_uri, _range(o, view, utf16)), o.location.display())
+            for o in others]
+        if rest:
+            diagnostic.related_information.append(lsp.DiagnosticRelatedInformation(
+                lsp.Location(shown_uri, diagnostic.range),
+                f"and {rest} more: `onnx-lint check --output-format json` lists every location"))
+    else:
+        lines = [f"also at {o.location.display()}" for o in others] + ([f"and {rest} more"] if rest else [])
+        diagnostic.message += "\n" + "\n".join(lines)
+    return diagnostic

@@ -24,12 +24,13 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
 
 from onnx_lint.base.errors import ConfigError, ModelLoadError
+from onnx_lint.formats.repeats import Repeat, said_once
 from onnx_lint.lint.diagnostics import Diagnostic
 from onnx_lint.lint.file_result import is_unreadable, unreadable_diagnostic
 from onnx_lint.model.file_checks import check_wire, stat_model_file
 from onnx_lint.rules import CODES
 from onnx_lint.server.capabilities import ResolvedClientCapabilities
-from onnx_lint.server.convert import model_file_uri, to_lsp, view_uri
+from onnx_lint.server.convert import model_file_uri, repeat_to_lsp, to_lsp, view_uri
 from onnx_lint.server.results import Outcome, OutcomeCache, file_digest, stat_key
 from onnx_lint.server.settings import ServerSettings
 from onnx_lint.server.settings_index import RuleSelection, SettingsIndex
@@ -198,9 +199,18 @@ class Session:
         return task.result()
 
     # -- publishing -------------------------------------------------------------------------
-    def diagnostics_for(self, outcome: Outcome, uri: str, path: Path, view: ModelView | None) -> list[lsp.Diagnostic]:
+    def diagnostics_for(self, outcome: Outcome, uri: str, path: Path, view: ModelView | None, *,
+                        each: bool = False) -> list[lsp.Diagnostic]:
+        """The outcome's LSP diagnostics, a run of findings of one cause as one entry (``formats.repeats``);
+        ``each``: one per finding, as the model view lists them (its entries are linked by index)."""
         model_uri = from_fs_path(str(path)) or uri
-        return [to_lsp(d, model_uri, view, self.capabilities.utf16) for d in outcome.diagnostics]
+        utf16 = self.capabilities.utf16
+        if each:
+            return [to_lsp(d, model_uri, view, utf16) for d in outcome.diagnostics]
+        shown_uri = view_uri(str(path)) if view is not None else model_uri
+        return [repeat_to_lsp(d, model_uri, shown_uri, view, utf16, self.capabilities.related_information)
+                if isinstance(d, Repeat) else to_lsp(d, model_uri, view, utf16)
+                for d in said_once(outcome.diagnostics)]
 
     async def refresh(self, path: Path) -> None:
         """Re-lint a tracked file and show the result (push, or ask pulling clients to pull)."""

@@ -82,13 +82,14 @@ def register(server: OnnxLintServer) -> None:
 
     @server.command("onnx-lint.describeModel")
     async def describe_model(ls: OnnxLintServer, *arguments: Any) -> dict:
-        """The model view's data: the summary and the diagnostics, as the Problems panel has them."""
+        """The model view's data: the summary and every finding (the view lists each, and links
+        the Problems entries it makes for the binary file to them by index)."""
         session = ls.session
         path = path_argument(arguments)
         outcome = await session.outcome(path)
         uri = model_file_uri(path)
         return {"uri": uri, "summary": outcome.summary,
-                "diagnostics": _as_json(session.diagnostics_for(outcome, uri, path, None)),
+                "diagnostics": _as_json(session.diagnostics_for(outcome, uri, path, None, each=True)),
                 "trusted": session.settings.workspace_trusted, "restricted": session.settings.untrusted_reason}
 
     @server.command("onnx-lint.findingGraph")
