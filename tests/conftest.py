@@ -87,6 +87,11 @@ MODULE_MARKERS: dict[str, tuple[str, ...]] = {
     "test_baked_batch": ("real_models",),
     "test_scoped_names": ("real_models",),
     "test_graph_groups": ("real_models",),  # PP-OCRv4 det and the committed GPT-2 export
+    "test_fix_proofs": ("real_models", "slow"),  # 32: every rule fixture and committed export, judged by ORT
+    "test_loop_state": ("real_models",),  # the committed TorchScript and tf2onnx Loop exports
+    "test_if_branches": ("real_models",),  # the committed optimum T5 and Whisper merged decoders
+    "test_repeated_findings": ("real_models",),  # the committed optimum T5 merged decoder
+    "test_tool_verdicts": ("real_models",),  # silero VAD through onnxslim
     "test_quantize": ("quantize", "real_models", "slow"),
     # builds a wheel and a virtual environment, pre-commit's environment, runs actionlint; 200 fuzz runs
     "test_release": _SLOW, "test_precommit": _SLOW, "test_github_action": _SLOW, "test_fuzz": _SLOW,

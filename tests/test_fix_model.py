@@ -18,7 +18,7 @@ from onnx_lint.base.errors import FixError
 from onnx_lint.fixes.fixer import plan_fix
 from onnx_lint.lint.diagnostics import Applicability, FixAvailability
 from onnx_lint.lint.linter import lint_file
-from onnx_lint.model.edits import AddValueInfo, RemoveValueInfo, SetType, apply_edits, combine_fixes
+from onnx_lint.model.edits import AddValueInfo, DimProof, RemoveValueInfo, SetType, apply_edits, combine_fixes
 from onnx_lint.rules import ALL_RULES, CATALOG, get_rule
 
 REPO = Path(__file__).resolve().parent.parent
@@ -240,12 +240,15 @@ def test_edits_after_a_removal_in_the_same_graph_still_land():
     assert b.name == "b" and [d.dim_value for d in b.type.tensor_type.shape.dim] == [2, 4]
 
 
+_PROVEN = DimProof("onnx", "every size")
+
+
 def test_an_edit_without_a_target_fails_the_fix_naming_its_rule(save):
     path = save(defects.stale_rank0_output())
     result, ctx = _lint(path)
     [diag] = result.diagnostics
     elsewhere = dataclasses.replace(diag, fix=dataclasses.replace(
-        diag.fix, edits=(SetType("graph", "output", "not_there", dims=(3, 5)),)))
+        diag.fix, edits=(SetType("graph", "output", "not_there", dims=(3, 5), proofs=(_PROVEN, _PROVEN)),)))
     with pytest.raises(FixError, match="cannot apply the OL001 fix: .*output 'not_there' not found"):
         plan_fix(ctx, [elsewhere], ALL_RULES, _everything)
 

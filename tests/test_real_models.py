@@ -11,6 +11,7 @@ import pytest
 from real_models import all_real_models
 
 from onnx_lint.lint.linter import lint_file
+from onnx_lint.model.edits import unproven_numbers
 from onnx_lint.rules import ALL_RULES
 
 FAMILIES = all_real_models()
@@ -84,6 +85,8 @@ def test_real_model_lints_without_false_errors_and_fix_keeps_healthy_files(item,
 
     fixable = {d.code for d in result.diagnostics if d.fixable}
     assert fixable <= expected
+    # Every number a fix would write carries its proof (docs/design.md, "The proof obligation of a fix").
+    assert [e for d in result.diagnostics if d.fix for e in d.fix.edits if unproven_numbers(e)] == []
     plan = plan_fix(ctx, result.diagnostics, ALL_RULES, lambda code: True)
     if not fixable:
         assert plan is None, "a healthy model would be rewritten"

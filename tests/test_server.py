@@ -97,8 +97,10 @@ async def test_did_open_reads_the_file_from_disk_and_publishes_rule_diagnostics(
     assert d.code_description.href == "https://onnx-lint.github.io/onnx-lint/rules/OL001/"
     assert (REPO / "docs" / "rules" / "OL001.md").read_text().startswith("# OL001: stale-rank-zero-output\n")
     assert d.data["key"] == ["OL001", "graph/output[0]", "Y"] and d.data["fixable"] is True
+    # Each number the fix writes carries its proof: ONNX's inference derived it for every size.
+    proven = {"engine": "onnx", "sizes": "every size (derived with the dynamic input dims as symbols)"}
     assert d.data["edits"] == [{"edit": "set_type", "graph": "graph", "kind": "output", "tensor": "Y",
-                                "elem_type": None, "dims": [3, 5]}]
+                                "elem_type": None, "dims": [3, 5], "proofs": [proven, proven]}]
 
 
 async def test_unreadable_files_give_one_error_each_and_the_server_keeps_answering(client, tmp_path):

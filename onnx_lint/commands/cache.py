@@ -39,6 +39,10 @@ def _onnx_version() -> str:
         return onnx.__version__
 
 
+# The form of a stored result: 2 since fix edits carry the proof of each number they write (an older
+# record's edits have none, and the fix planner would refuse them).
+RECORD_FORMAT = "records-2"
+
 # Optional engines: whether each can be imported decides which facts a lint can derive.
 OPTIONAL_ENGINES = ("onnxruntime", "sympy")
 
@@ -110,7 +114,7 @@ class LintCache:
     def __init__(self, root: Path, settings_fingerprint: str) -> None:
         self.base = root / CACHE_DIR_NAME
         self.folder = self.base / __version__
-        self.salt = f"{__version__}|{_onnx_version()}|{engines_key()}|{settings_fingerprint}"
+        self.salt = f"{__version__}|{RECORD_FORMAT}|{_onnx_version()}|{engines_key()}|{settings_fingerprint}"
 
     def _entry(self, path: Path) -> Path | None:
         stat_key = _stat_key(path)

@@ -18,6 +18,7 @@ class Engine(str, Enum):
     ONNX_NAMES_PINNED = "onnx, each dynamic input dim pinned to its own size"
     ONNX_INPUT_DIMS_PINNED = "onnx, input dims pinned"
     ONNX_LOOP_RANK = "onnx, with Loop-carried ranks from the body"
+    ONNX_CARRIED_STATE = "onnx, Loop/Scan state from its initial values"
     ORT_SYMBOLIC = "onnxruntime-symbolic"
     ORT_RUN = "onnxruntime run"
     ORT_REGISTRY = "onnxruntime registry"

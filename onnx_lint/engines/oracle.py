@@ -25,6 +25,7 @@ import onnx.shape_inference
 
 from onnx_lint.base import timings
 from onnx_lint.base.errors import first_line, untagged
+from onnx_lint.engines.carried_state import MAX_ROUNDS, CarriedState, broken_dims, carried_states, with_hypothesis
 from onnx_lint.engines.engine import Engine
 from onnx_lint.engines.loop_ranks import carried_rank_hints
 from onnx_lint.engines.onnx_inference import GraphValues, collect_values, listing_order, run_onnx_inference
@@ -33,7 +34,7 @@ from onnx_lint.engines.strip import strip_model, swap_heavy_initializers
 from onnx_lint.model.dim_expressions import DimExpression, affine_text, parse_dim_expression
 from onnx_lint.model.graphs import ROOT, resolve_graph
 from onnx_lint.model.load import LoadedModel
-from onnx_lint.model.shapes import TensorInfo, tensor_info, value_tensor_info
+from onnx_lint.model.shapes import Dim, TensorInfo, tensor_info, value_tensor_info
 
 if TYPE_CHECKING:  # the probe and ONNX Runtime's symbolic inference are imported when a model needs them
     from onnx_lint.engines.probe import ProbeResult
@@ -91,6 +92,11 @@ class ShapeOracle:
     expired: list[Expiry] = field(default_factory=list)
     # The main graph's values inferred again with Loop-carried ranks from the bodies (see loop_ranks).
     _loop_ranked: Mapping[str, onnx.ValueInfoProto] | None = None
+    # Per (body path, body input index) of a carried state: the dims proven to hold at every iteration
+    # (engines/carried_state.py); empty where no body carries state or the proof did not settle.
+    carried: dict[tuple[str, int], frozenset[int]] = field(default_factory=dict)
+    # The Loop/Scan outputs that hold a proven state after the last iteration, by (graph path, name).
+    _carried_finals: dict[Key, TensorInfo] = field(default_factory=dict)
     # Where inference lists the main graph's node outputs (``listing_order``), once asked for.
     _listing: dict[str, int] | None = None
     _listing_asked: bool = False
@@ -117,6 +123,8 @@ class ShapeOracle:
             inferred = onnx.ModelProto.FromString(self._stripped_bytes)
         self.inferred = inferred
         self._values = collect_values(inferred, self.paths, self._listing)
+        if len(self.paths) > 1:
+            self._prove_carried_state()
 
     def _listing_order(self) -> dict[str, int] | None:
         """``listing_order`` of the main graph, for the inferences of its stripped copy."""
@@ -155,7 +163,11 @@ class ShapeOracle:
                 self._info_cache[key] = self._initializer_info(graph, name)
         info = self._info_cache[key]
         if info is not None and info.rank is not None:
-            return info, Engine.ONNX
+            return info, self._engine_of(graph)
+        final = self._carried_finals.get(key)
+        if final is not None:
+            return TensorInfo(info.elem_type if info and info.elem_type else final.elem_type,
+                              final.dims), Engine.ONNX_CARRIED_STATE
         ranked = self._loop_ranked.get(name) if graph == ROOT and self._loop_ranked is not None else None
         if ranked is not None and ranked.HasField("type"):
             found = tensor_info(ranked.type)
@@ -168,6 +180,12 @@ class ShapeOracle:
             return merged, Engine.ORT_SYMBOLIC
         return info, (Engine.ONNX if info is not None else None)
 
+    def _engine_of(self, graph: str) -> Engine:
+        """ONNX's inference, named for the carried-state proof inside a body it typed from initial values."""
+        if self.carried and any(graph == body or graph.startswith(body + "/") for body, _ in self.carried):
+            return Engine.ONNX_CARRIED_STATE
+        return Engine.ONNX
+
     def _initializer_info(self, graph: str, name: str) -> TensorInfo | None:
         """Type and dims of the graph's own initializer ``name`` (inference never lists those)."""
         if self._initializers is None:
@@ -176,6 +194,40 @@ class ShapeOracle:
         if isinstance(tensor, onnx.SparseTensorProto):
             return TensorInfo(tensor.values.data_type, tuple(tensor.dims))
         return TensorInfo(tensor.data_type, tuple(tensor.dims)) if tensor is not None else None
+
+    # -- carried state from the initial values (engines/carried_state.py) -------------
+    @timings.timed(timings.ONNX_INFERENCE)
+    def _prove_carried_state(self) -> None:
+        """Infer again with each Loop/Scan body's carried inputs given their initial values' dims, keeping the
+        dims every iteration hands on (induction); the proven run's values replace the first run's."""
+        states = carried_states(self.loaded.scopes, self._values)
+        if not states:
+            return
+        bodies = {scope.path: scope.graph for scope in self.loaded.scopes}
+        hypothesis: dict[CarriedState, list[Dim]] = {state: list(state.start.dims or ()) for state in states}
+        for _ in range(MAX_ROUNDS):
+            try:
+                inferred = run_onnx_inference(with_hypothesis(self._stripped_bytes, states, hypothesis))
+            except Exception as exc:
+                self.notes.append(EngineNote(Engine.ONNX_CARRIED_STATE, first_line(exc)))
+                return
+            values = collect_values(inferred, self.paths, self._listing_order())
+            broken = broken_dims(states, hypothesis, values, bodies)
+            if not broken:
+                self._values = values
+                self.carried = {(state.body, state.input_index): frozenset(
+                    i for i, dim in enumerate(hypothesis[state]) if dim is not None) for state in states}
+                # The state after the last iteration (or none: then the initial value) has the proven dims too.
+                self._carried_finals = {(state.enclosing, state.final): TensorInfo(state.start.elem_type,
+                                                                                    tuple(hypothesis[state]))
+                                        for state in states if state.final}
+                return
+            states = [state for state in states if -1 not in broken.get(state, ())]
+            for state in states:
+                for i in broken.get(state, ()):
+                    hypothesis[state][i] = None
+            if not states:
+                return
 
     # -- Loop-carried ranks (before any slower engine) -----------------------------
     def ensure_loop_ranks(self) -> None:

@@ -12,6 +12,7 @@ import importlib.util
 from pathlib import Path
 
 from onnx_lint.engines.sandbox import run_child, signal_name, too_large
+from onnx_lint.model.load import LoadedModel
 
 _LOAD = r"""
 import sys
@@ -22,7 +23,7 @@ options.intra_op_num_threads = 1
 options.inter_op_num_threads = 1
 options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
 try:
-    ort.InferenceSession(request["path"], options, providers=["CPUExecutionProvider"])
+    ort.InferenceSession(request.get("path") or payload, options, providers=["CPUExecutionProvider"])
 except Exception as exc:
     sys.stderr.write(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
     sys.exit(3)
@@ -41,9 +42,28 @@ def runtime_checkable(path: Path) -> bool:
         return False
 
 
-def runtime_load_error(path: Path, timeout: float = 120.0) -> str | None:
-    """``None`` when ONNX Runtime creates a session for the model, else why not."""
-    done = run_child(_LOAD, {"path": str(path)}, label="runtime-load-check", timeout=timeout)
+# ONNX Runtime's session creation grows superlinearly with graph size: above this it is not asked.
+RUNTIME_CHECK_MAX_NODES = 20_000
+
+
+def runtime_refusal_to_ask(loaded: LoadedModel) -> str | None:
+    """Why ONNX Runtime cannot be asked whether it loads ``loaded`` in a bounded child (``None``: it can):
+    not installed, weights in external data (a session reads them all), too many nodes, too large."""
+    if not runtime_available():
+        return "onnxruntime is not installed"
+    if loaded.has_external_data:
+        return "the model keeps its weights in external data"
+    nodes = sum(len(scope.graph.node) for scope in loaded.scopes)
+    if nodes > RUNTIME_CHECK_MAX_NODES:
+        return f"the model has {nodes} nodes (more than {RUNTIME_CHECK_MAX_NODES})"
+    return too_large(len(loaded.data))
+
+
+def runtime_load_error(path: Path | bytes, timeout: float = 120.0) -> str | None:
+    """``None`` when ONNX Runtime creates a session for the model (a file, or a self-contained model's
+    bytes), else why not, in ONNX Runtime's words."""
+    request, payload = ({"path": str(path)}, b"") if isinstance(path, Path) else ({}, path)
+    done = run_child(_LOAD, request, payload, label="runtime-load-check", timeout=timeout)
     if done.timed_out:
         return f"ONNX Runtime did not finish loading the model within {timeout:.0f} s"
     if done.returncode == 0:

@@ -264,10 +264,11 @@ def _named(conditions: tuple[str, ...]) -> str:
     return " and ".join(f"'{c}'" for c in conditions)
 
 
-def branch_note(fact: ProbeFact, conditions: tuple[str, ...]) -> str | None:
-    """Which dims of an output depend on the If branch taken, in words (``None``: none does)."""
+def branch_note(fact: ProbeFact, conditions: tuple[str, ...], only: list[int] | None = None) -> str | None:
+    """Which dims of an output (of ``only``, if given) depend on the If branch taken, in words (``None``: none)."""
     dims = [f"dim {i} is {a} with {_named(conditions)} true and {d} with it false"
-            for i, ((a, d), moves) in enumerate(zip(fact.branch_sizes, fact.branch_dependent)) if moves]
+            for i, ((a, d), moves) in enumerate(zip(fact.branch_sizes, fact.branch_dependent))
+            if moves and (only is None or i in only)]
     return "; ".join(dims) or None
 
 

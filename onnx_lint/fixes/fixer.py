@@ -18,19 +18,16 @@ from onnx_lint.base.timings import FIX_PLAN, FIX_WRITE, timed
 from onnx_lint.engines.checker import ForkedFullCheck, inherit_passing_verdict
 from onnx_lint.engines.checker import full_checker_error as _checker_error  # a module name tests replace
 from onnx_lint.engines.engine import Engine
-from onnx_lint.engines.ort_load_check import runtime_available, runtime_checkable, runtime_load_error
+from onnx_lint.engines.ort_load_check import runtime_checkable, runtime_load_error, runtime_refusal_to_ask
 from onnx_lint.engines.prefetch import worth_forking
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.linter import Enabled, run_rules
 from onnx_lint.lint.rule_api import Rule
-from onnx_lint.model.edits import MissingTarget, SortNodes, apply_edits, combine_fixes, target_of
+from onnx_lint.model.edits import MissingTarget, SortNodes, apply_edits, combine_fixes, target_of, unproven_numbers
 from onnx_lint.model.graphs import ROOT
 from onnx_lint.model.load import LoadedModel
 from onnx_lint.model.write import StagedWrite
-
-# ONNX Runtime session creation grows superlinearly with graph size; above this the check is skipped.
-RUNTIME_CHECK_MAX_NODES = 20_000
 
 
 @dataclass(frozen=True)
@@ -135,6 +132,23 @@ def _planned(ctx: LintContext, diagnostics: Sequence[Diagnostic], chosen: list[D
     return FixPlan(applied, current.loaded.data, relint, notes, full_check, original_check)
 
 
+def _refuse_unproven(ctx: LintContext, chosen: list[Diagnostic]) -> None:
+    """``FixError`` where a chosen fix writes a number without its proof (docs/design.md, "The proof
+    obligation of a fix"): a rule offered a number no engine proved, and nothing may be written.
+
+    The rules build their edits from proven numbers only (``lint/proofs.py``); this is the planner's
+    own check, so that no future rule or engine can write an unproven number past it.
+    """
+    for diagnostic in chosen:
+        for edit in diagnostic.fix.edits if diagnostic.fix is not None else ():
+            unproven = unproven_numbers(edit)
+            if unproven:
+                dims = getattr(edit, "dims", None) or ()
+                shown = ", ".join(f"dim {i} = {dims[i]}" for i in unproven)
+                raise FixError(f"{ctx.display}: the {diagnostic.code} fix of {diagnostic.location.display()} "
+                               f"would write {shown}, which no engine proved; nothing was written")
+
+
 def _repaired_note(deferred: Diagnostic, taken: list[Diagnostic]) -> str:
     """The note on a finding whose own fix waited for a conflicting one, which then repaired it."""
     targets = {target_of(e) for e in (deferred.fix.edits if deferred.fix else ())}
@@ -151,6 +165,7 @@ def _fix_round(ctx: LintContext, before: Sequence[Diagnostic], chosen: list[Diag
     A fix that conflicts with an earlier one of the round is deferred (``edits.combine_fixes``).
     Neither the applied fixes nor what earlier rounds ``settled`` may be fixable afterwards.
     """
+    _refuse_unproven(ctx, chosen)
     fixed = ctx.loaded.fresh_copy()
     try:
         combined = combine_fixes([d.fix.edits if d.fix is not None else () for d in chosen], fixed)
@@ -319,9 +334,7 @@ def _keep_rejection(plan: FixPlan, rejected: list[str]) -> None:
 
 
 def _runtime_checkable(loaded: LoadedModel) -> bool:
-    if loaded.has_external_data or not runtime_available() or not runtime_checkable(loaded.path):
-        return False
-    return sum(len(scope.graph.node) for scope in loaded.scopes) <= RUNTIME_CHECK_MAX_NODES
+    return runtime_refusal_to_ask(loaded) is None and runtime_checkable(loaded.path)
 
 
 def text_diff(loaded: LoadedModel, data: bytes, display: str) -> str:

@@ -152,6 +152,25 @@ def baked_reshapes(scope: GraphScope, targets: ReshapeTargets, oracle: ShapeOrac
     return found
 
 
+def batch_fixing_constants(targets: ReshapeTargets, values: Mapping[str, onnx.ValueInfoProto],
+                           batch: frozenset[str]) -> list[tuple[ConstantTarget, int, str]]:
+    """Reshapes and Expands whose constant target fixes dim 0 while their input's dim 0 is the dynamic batch:
+    each with the size it fixes and the batch dim's name (OL108's constant finding)."""
+    found: list[tuple[ConstantTarget, int, str]] = []
+    for constant in targets.constant:
+        target = constant.target
+        if target.ndim != 1 or target.size == 0 or target.dtype.kind not in "iu":
+            continue
+        lead = int(target[0])
+        if lead <= 0 or (constant.node.op_type == "Expand" and lead == 1):
+            continue  # 0 copies the dim, -1 infers it, Expand to 1 broadcasts
+        info = value_tensor_info(values.get(constant.node.input[0]))
+        if info is None or not info.dims or info.dims[0] not in batch:
+            continue
+        found.append((constant, lead, str(info.dims[0])))
+    return found
+
+
 def downstream_tensors(graph: onnx.GraphProto, starts: list[int]) -> set[str]:
     """Every tensor the given nodes' outputs reach in the graph (node order need not be sorted)."""
     readers: dict[str, list[onnx.NodeProto]] = {}

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING
 from onnx_lint.engines.engine import Engine
 from onnx_lint.engines.oracle import PIN_SIZES
 from onnx_lint.lint.declarations import Declaration, DimConflict
+from onnx_lint.lint.proofs import has_dynamic_inputs, pinned_numbers, pins_text
 from onnx_lint.model.dim_expressions import parse_dim_expression
+from onnx_lint.model.edits import DimProof
 from onnx_lint.model.graphs import ROOT
-from onnx_lint.model.shapes import Dim, tensor_info, value_tensor_info
+from onnx_lint.model.shapes import Dim, value_tensor_info
 
 if TYPE_CHECKING:
     from onnx_lint.lint.context import LintContext
@@ -56,10 +58,10 @@ def find_conflicts(ctx: LintContext, decls: list[Declaration]) -> None:
                     continue
                 decl.conflicts.append(
                     DimConflict(i, want, got, "dynamic", f"it follows the dynamic input dim '{got}'"))
-            elif decl.kind == "output":
-                # Only outputs get the pinned-dims proof (OL002); for value_info, docs/design.md's
-                # "stale" is a rank or concrete-dim contradiction, and pinning costs two
-                # whole-graph inferences.
+            else:
+                # A declared number where the graph's dim is anonymous is a claim to verify, for outputs
+                # and value_info alike: the pinned inferences confirm it, refute it, or leave it unproven
+                # (and then no fix keeps it).
                 pending.append((decl, i))
     _check_pinned(ctx, pending)
     _check_claims(ctx, claims)
@@ -109,20 +111,64 @@ def _check_claims(ctx: LintContext, claims: list[tuple[Declaration, int]]) -> No
 
 
 def _check_pinned(ctx: LintContext, pending: list[tuple[Declaration, int]]) -> None:
-    """Declared concrete vs anonymous derived: infer twice with dynamic dims pinned."""
-    if not pending or not _has_dynamic_inputs(ctx):
+    """Declared concrete vs anonymous derived: a claim the pinned inferences confirm, refute or leave unproven.
+
+    Graph outputs first get the cheap check (every dynamic input dim pinned to 7, then 13); where that
+    does not refute the number, and for value_info, two inferences with each dynamic input dim pinned
+    to a size of its own (primes from 37 up, then other primes) decide: the same number as declared in
+    both is a proof (``Declaration.confirmed``), two different numbers or another number refute it.
+    """
+    if not pending or not has_dynamic_inputs(ctx):
         return
     for decl, i in pending:
         if _baked_one(ctx, decl, decl.dims_pair[0][i]):
             continue
-        runs = ctx.oracle.pinned_dims(decl.graph, decl.name)
-        got = [r.dims[i] if r is not None and r.dims is not None and len(r.dims) > i else None for r in runs]
-        if all(isinstance(g, int) for g in got) and len(set(got)) > 1:
-            pins = ", ".join(f"{g} when they are {p}" for g, p in zip(got, PIN_SIZES))
-            decl.conflicts.append(DimConflict(
-                i, decl.dims_pair[0][i], decl.dims_pair[1][i], "pinned",
-                f"it changes with the dynamic input dims ({pins})"))
-            decl.engine = Engine.ONNX_PINNED
+        if decl.kind == "output" and decl.graph == ROOT and _uniform_pins_refute(ctx, decl, i):
+            continue
+        _named_pins_verdict(ctx, decl, i)
+
+
+def _uniform_pins_refute(ctx: LintContext, decl: Declaration, i: int) -> bool:
+    """Whether the output's dim changes when every dynamic input dim is pinned to 7, then 13 (a conflict)."""
+    runs = ctx.oracle.pinned_dims(decl.graph, decl.name)
+    got = [r.dims[i] if r is not None and r.dims is not None and len(r.dims) > i else None for r in runs]
+    if all(isinstance(g, int) for g in got) and len(set(got)) > 1:
+        pins = ", ".join(f"{g} when they are {p}" for g, p in zip(got, PIN_SIZES))
+        decl.conflicts.append(DimConflict(
+            i, decl.dims_pair[0][i], decl.dims_pair[1][i], "pinned",
+            f"it changes with the dynamic input dims ({pins})"))
+        decl.engine = Engine.ONNX_PINNED
+        return True
+    return False
+
+
+def _named_pins_verdict(ctx: LintContext, decl: Declaration, i: int) -> None:
+    """Confirm or refute a declared number with the two inferences that pin each input dim on its own."""
+    numbers = pinned_numbers(ctx, decl.graph, decl.name, i)
+    if numbers is None or not all(isinstance(n, int) for n in numbers):
+        return  # unproven: no finding, and no fix may keep the number (lint/reconcile.py)
+    want = decl.dims_pair[0][i]
+    first, second = numbers
+    pins = [ctx.oracle.named_pins(run)[0] for run in (0, 1)]
+    if want == 1 and ctx.runs_only_at_batch_one and any(pins[0].get(b) == first and pins[1].get(b) == second
+                                                for b in ctx.batch_names):
+        return  # the batch, where a Reshape bakes batch 1 in: 1 is the only size that runs (OL108's finding)
+    if first == second == want:
+        decl.confirmed[i] = DimProof(Engine.ONNX_NAMES_PINNED, pins_text(ctx))
+        return
+    if first != second:
+        evidence = (f"it changes with the dynamic input dims: the graph computes {first} with "
+                    f"{_sizes_clause(pins[0])} and {second} with {_sizes_clause(pins[1])}")
+    else:
+        evidence = (f"the graph computes {first} with the dynamic input dims at {_sizes_clause(pins[0])} "
+                    f"and at {_sizes_clause(pins[1])} alike")
+    decl.conflicts.append(DimConflict(i, want, decl.dims_pair[1][i], "pinned", evidence))
+    decl.engine = Engine.ONNX_NAMES_PINNED
+
+
+def _sizes_clause(sizes: dict[str, int]) -> str:
+    """``batch = 37, L = 41``: the sizes one pinned inference gave the named input dims."""
+    return ", ".join(f"{name} = {size}" for name, size in sizes.items()) or "other sizes"
 
 
 def _baked_one(ctx: LintContext, decl: Declaration, want: Dim) -> bool:
@@ -132,14 +178,6 @@ def _baked_one(ctx: LintContext, decl: Declaration, want: Dim) -> bool:
     (by name, or when every input dim is pinned to one size) is 1 in every run that succeeds.
     """
     return want == 1 and decl.graph == ROOT and decl.name in ctx.batch_bound
-
-
-def _has_dynamic_inputs(ctx: LintContext) -> bool:
-    for value in ctx.model.graph.input:
-        info = tensor_info(value.type)
-        if info and info.dims and any(not isinstance(d, int) or d < 0 for d in info.dims):
-            return True
-    return False
 
 
 def _check_param_reuse(ctx: LintContext, decls: list[Declaration]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from functools import cached_property
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import onnx
 
@@ -19,16 +19,29 @@ from onnx_lint.engines.engine import Engine
 from onnx_lint.engines.node_inference import ModelFacts, NodeFailure
 from onnx_lint.engines.oracle import ShapeOracle
 from onnx_lint.lint import reconcile, untyped
-from onnx_lint.lint.baked_batch import BakedReshape, ReshapeTargets, baked_reshapes, batch_names, downstream_tensors
+from onnx_lint.lint.baked_batch import (
+    BakedReshape,
+    ConstantTarget,
+    ReshapeTargets,
+    baked_reshapes,
+    batch_fixing_constants,
+    batch_names,
+    downstream_tensors,
+)
 from onnx_lint.lint.conflicts import find_conflicts
 from onnx_lint.lint.declarations import Declaration, DuplicateDeclarations
+from onnx_lint.lint.loop_state import state_declarations
 from onnx_lint.lint.untyped import UntypedGroup
+from onnx_lint.lint.verdicts import ToolVerdicts, tool_verdicts
 from onnx_lint.model.dim_expressions import parse_dim_expression
-from onnx_lint.model.edits import SetType
+from onnx_lint.model.edits import DimProof, SetType
 from onnx_lint.model.graphs import ROOT, GraphScope, defined_outside
 from onnx_lint.model.load import LoadedModel
 from onnx_lint.model.shapes import Dim, TensorInfo, format_dims, input_dim_names, tensor_info, value_tensor_info
 from onnx_lint.model.validate import check_cycles
+
+if TYPE_CHECKING:
+    from onnx_lint.engines.probe import ProbeResult
 
 _HALF = frozenset((onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16))
 
@@ -138,6 +151,19 @@ class LintContext:
         return baked_reshapes(self.scopes[0], self.reshape_targets, self.oracle, self.batch_names)
 
     @cached_property
+    def batch_fixing_constants(self) -> list[tuple[ConstantTarget, int, str]]:
+        """Main-graph Reshapes/Expands whose constant target fixes the dynamic batch (see ``baked_batch``)."""
+        if not self.batch_names:
+            return []
+        return batch_fixing_constants(self.reshape_targets, self.oracle.values(ROOT), self.batch_names)
+
+    @property
+    def runs_only_at_batch_one(self) -> bool:
+        """Whether a Reshape bakes batch 1 in (a computed or a constant target): then the model runs only at
+        batch 1, and a declared 1 where the graph's dim follows the batch is the only size that runs."""
+        return bool(self.baked_reshapes) or any(lead == 1 for _, lead, _ in self.batch_fixing_constants)
+
+    @cached_property
     def batch_bound(self) -> set[str]:
         """Main-graph tensors downstream of a baked Reshape: they cannot grow with the batch."""
         baked = self.baked_reshapes
@@ -151,8 +177,12 @@ class LintContext:
         dropped = {(d.graph, i) for d in self.duplicate_value_info for i in d.indexes if i != d.keep}
         for scope in self.scopes:
             derived_values = self.oracle.values(scope.path)
+            passed = scope.graph.input
             for i, value in enumerate(scope.graph.output):
-                result.append(self._declaration(scope.path, "output", i, value))
+                decl = self._declaration(scope.path, "output", i, value)
+                if decl.derived is None and passed:
+                    _hand_on(decl, passed)
+                result.append(decl)
             for i, value in enumerate(scope.graph.value_info):
                 if dropped and (scope.path, i) in dropped:
                     continue  # a second declaration of one tensor: OL109's, and its fix drops it
@@ -161,8 +191,29 @@ class LintContext:
                     continue  # identical to what inference computes: nothing to compare
                 result.append(self._declaration(scope.path, "value_info", i, value))
         self._fallback_to_symbolic(result)
+        result.extend(state_declarations(self))
+        if self.input_conditioned_ifs:
+            self.probe()  # both branches of each If an input steers: the static engines see one shape only
         find_conflicts(self, result)
         return result
+
+    @cached_property
+    def input_conditioned_ifs(self) -> list[int]:
+        """Main-graph If nodes whose condition depends on a graph input (optimum's ``use_cache_branch``): the
+        static engines merge their branches into one shape, so only runs on both branches can judge the
+        declarations of what they compute."""
+        graph = self.model.graph
+        if "If" not in self.scopes[0].op_types():
+            return []
+        initializers = self.scopes[0].initializers()
+        reached = {v.name for v in graph.input if v.name not in initializers}
+        found: list[int] = []
+        for index, node in enumerate(graph.node):  # in order: a valid graph is sorted (OL103 otherwise)
+            if any(name in reached for name in node.input if name):
+                reached.update(o for o in node.output if o)
+                if node.op_type == "If" and node.input and node.input[0] in reached:
+                    found.append(index)
+        return found
 
     @cached_property
     def duplicate_value_info(self) -> list[DuplicateDeclarations]:
@@ -208,28 +259,41 @@ class LintContext:
             return
         self.oracle.ensure_loop_ranks()  # as cheap as ONNX's inference: first
         for decl in needy:
-            decl.derived, decl.engine = self.oracle.derived(decl.graph, decl.name)
+            decl.set_derived(*self.oracle.derived(decl.graph, decl.name))
         if any(d.underivable for d in needy):
             self.oracle.ensure_symbolic(self.budget_s)
             for decl in needy:
-                decl.derived, decl.engine = self.oracle.derived(decl.graph, decl.name)
+                decl.set_derived(*self.oracle.derived(decl.graph, decl.name))
         self._fallback_to_run([d for d in needy if d.kind == "output" and d.underivable])
         self.unproven = [d for d in needy if d.underivable]
 
     def _fallback_to_run(self, decls: list[Declaration]) -> None:
         """The third engine: run the model, for graph outputs no static engine could shape."""
-        tensors = {v.name for v in self.model.graph.output if v.type.WhichOneof("value") == "tensor_type"}
+        tensors = set(self._tensor_outputs)
         decls = [d for d in decls if d.name in tensors]
-        if not decls or not self.runtime_probe:
+        if not decls:
             return
-        result = self.oracle.ensure_probe([d.name for d in decls], self.budget_s)
+        result = self.probe()
+        if result is None:
+            return
         for decl in decls:
             fact = result.facts.get(decl.name)
             if fact is not None:
                 elem_type = decl.derived.elem_type if decl.derived is not None and decl.derived.elem_type else 0
-                decl.derived = TensorInfo(elem_type or fact.info.elem_type, fact.info.dims)
-                decl.engine = Engine.ORT_RUN
+                decl.set_derived(TensorInfo(elem_type or fact.info.elem_type, fact.info.dims), Engine.ORT_RUN)
 
+
+    @cached_property
+    def _tensor_outputs(self) -> list[str]:
+        return [v.name for v in self.model.graph.output if v.type.WhichOneof("value") == "tensor_type"]
+
+    def probe(self) -> ProbeResult | None:
+        """The runtime probe's facts for every tensor output of the main graph (run once, on first need: an
+        output no static engine shapes, or a number ONNX Runtime's symbolic engine derived that a fix would
+        write); ``None`` where it is turned off."""
+        if not self.runtime_probe:
+            return None
+        return self.oracle.ensure_probe(self._tensor_outputs, self.budget_s)
 
     # -- reconciliation (lint/reconcile.py) ------------------------------------------
     def reconciled_dims(self, decl: Declaration) -> tuple[Dim, ...]:
@@ -239,6 +303,20 @@ class LintContext:
     def public_dims(self, dims: tuple[Dim, ...] | None) -> tuple[Dim, ...] | None:
         """Dims fit to write into a file: anonymous engine symbols become unknown dims."""
         return reconcile.public_dims(self, dims)
+
+    def proven_public_dims(self, graph: str, name: str, dims: tuple[Dim, ...] | None
+                           ) -> tuple[tuple[Dim, ...] | None, tuple[DimProof | None, ...] | None]:
+        """``public_dims`` with each number kept only where an engine proved it, and the proofs."""
+        return reconcile.proven_public_dims(self, graph, name, dims)
+
+    def proven_declared(self, decl: Declaration, dims: tuple[Dim, ...]
+                        ) -> tuple[tuple[Dim, ...], tuple[DimProof | None, ...]]:
+        """Declared ``dims`` of ``decl`` with each number kept only where an engine proved it."""
+        return reconcile.proven_declared(self, decl, dims)
+
+    def unproven_declared(self, decl: Declaration) -> list[int]:
+        """The declared numbers a fix of ``decl`` drops because no engine proved them."""
+        return reconcile.unproven_declared(self, decl)
 
     def reconcile_edit(self, decl: Declaration) -> SetType:
         """The annotation edit that makes ``decl``'s dims agree with the graph."""
@@ -288,6 +366,11 @@ class LintContext:
         return untyped.untyped_groups(self)
 
     @cached_property
+    def tool_verdicts(self) -> ToolVerdicts:
+        """The full checker's and ONNX Runtime's own verdicts on this model (asked once, on first need)."""
+        return tool_verdicts(self.loaded)
+
+    @cached_property
     def covered_failures(self) -> list[tuple[GraphScope, int, str]]:
         """Nodes ONNX's inference fails on while declared types cover what it left untyped (lint/untyped.py)."""
         return untyped.covered_failures(self)
@@ -304,7 +387,19 @@ class LintContext:
 
 # Facts about the graph's nodes, constants and inputs with the derived values of its stripped copy:
 # an annotation fix changes none of them (see ``for_fixed_copy``).
-_NODE_FACTS = ("batch_names", "reshape_targets", "baked_reshapes", "batch_bound")
+_NODE_FACTS = ("batch_names", "reshape_targets", "baked_reshapes", "batch_fixing_constants", "batch_bound")
+
+
+def _hand_on(decl: Declaration, graph_inputs) -> None:
+    """A graph output named like one of the graph's inputs is that input, handed on untouched (tf2onnx writes
+    Loop bodies so): its type is the input's, which no node output lists (and which inference of the stripped
+    copy may lose, with the output's type cleared)."""
+    for value in graph_inputs:
+        if value.name == decl.name:
+            info = value_tensor_info(value)
+            if info is not None:
+                decl.set_derived(info, Engine.ONNX)
+            return
 
 
 def _agrees(declared: onnx.TypeProto, computed: onnx.TypeProto) -> bool:

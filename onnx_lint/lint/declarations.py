@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from onnx_lint.lint.diagnostics import Location
+from onnx_lint.model.edits import DimProof
 from onnx_lint.model.shapes import Dim, TensorInfo
 
-ConflictReason = Literal["concrete", "dynamic", "pinned", "param-reuse", "name"]
+ConflictReason = Literal["concrete", "dynamic", "pinned", "param-reuse", "name", "unproven"]
 
 
 @dataclass(frozen=True)
@@ -31,13 +32,36 @@ class Declaration:
     """A graph output or value_info entry, with what the graph really computes for it."""
 
     graph: str
-    kind: Literal["output", "value_info"]
+    kind: Literal["output", "value_info", "input"]  # input: a Loop/Scan body's carried state (lint/loop_state.py)
     index: int
     name: str
     declared: TensorInfo | None
     derived: TensorInfo | None
-    engine: str | None
+    engine: str | None  # the engine a finding names: the one that derived the type, or proved the conflict
     conflicts: list[DimConflict] = field(default_factory=list)
+    # The engine that derived ``derived`` (``engine`` moves on to the prover of a conflict): what a number
+    # the fix writes is proven by (lint/proofs.py).
+    derived_by: str | None = None
+    # Declared numbers facing an anonymous derived dim that the pinned inferences derive as that very
+    # number in both runs (lint/conflicts.py): the only declared numbers a fix may keep there.
+    confirmed: dict[int, DimProof] = field(default_factory=dict)
+    # A body's carried-state input: the dims a fix may write (its initial and final value agree), and their
+    # numbers' proofs. ``None`` for every other declaration.
+    state_agrees: set[int] | None = None
+    number_proofs: dict[int, DimProof] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.derived_by is None:
+            self.derived_by = self.engine
+
+    def set_derived(self, derived: TensorInfo | None, engine: str | None) -> None:
+        """What another engine derived for the declaration (the fallbacks after ONNX's inference)."""
+        self.derived, self.engine, self.derived_by = derived, engine, engine
+
+    @property
+    def what(self) -> str:
+        """How a message names the declaration's kind: ``graph output``, ``value_info``, ``body state input``."""
+        return {"output": "graph output", "value_info": "value_info", "input": "body state input"}[self.kind]
 
     @property
     def location(self) -> Location:

@@ -1,7 +1,8 @@
-"""Reconciliation (docs/design.md): the dims a fix writes for a stale declaration.
+"""Reconciliation (docs/design.md): the dims a fix writes for a stale declaration, and their proofs.
 
-Derived rank and concrete dims win; a declared name stays where the graph's dim is symbolic
-and no conflict refuted it; a refuted name becomes a proven one or a fresh name that claims nothing.
+Derived rank and proven concrete dims win; a declared name stays where the graph's dim is symbolic
+and no conflict refuted it; a refuted name or number becomes a proven one or a fresh name that
+claims nothing; a number no engine proved is never written (lint/proofs.py).
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from onnx_lint.lint.declarations import Declaration
-from onnx_lint.model.edits import SetType
+from onnx_lint.lint.proofs import derived_number_proof, pinned_proof
+from onnx_lint.model.edits import DimProof, SetType
 from onnx_lint.model.graphs import ROOT
 from onnx_lint.model.shapes import Dim
 
@@ -19,25 +21,81 @@ if TYPE_CHECKING:
 
 def reconciled_dims(ctx: LintContext, decl: Declaration) -> tuple[Dim, ...]:
     """Reconcile (docs/design.md): derived rank and concrete dims; declared names kept where derived is symbolic."""
+    return reconciled(ctx, decl)[0]
+
+
+def reconciled(ctx: LintContext, decl: Declaration) -> tuple[tuple[Dim, ...], tuple[DimProof | None, ...]]:
+    """The dims a fix writes for ``decl``, each number with its proof (lint/proofs.py).
+
+    A derived number is written where an engine proved it, else left unknown. A declared number
+    where the graph's dim is anonymous is kept only where the pinned inferences confirmed it; a
+    refuted one becomes the input dim or expression two pinned runs prove, else an unknown dim, and
+    so does an unproven one. A declared name stays where no conflict refuted it; a refuted name
+    becomes a proven one, else a fresh name.
+    """
     assert decl.derived is not None and decl.derived.dims is not None
     derived = decl.derived.dims
     declared = decl.declared.dims if decl.declared is not None else None
     conflicted = {c.index for c in decl.conflicts}
-    out: list[Dim] = []
+    dims: list[Dim] = []
+    proofs: list[DimProof | None] = []
     for i, got in enumerate(derived):
         if isinstance(got, int):
-            out.append(got)
+            proof = derived_number_proof(ctx, decl, i)
+            dims.append(got if proof is not None else None)
+            proofs.append(proof)
             continue
         want = declared[i] if declared is not None and len(declared) == len(derived) else None
-        keep = isinstance(want, str) or isinstance(want, int) and want >= 0
-        if keep and i not in conflicted:
-            out.append(want)
+        if decl.state_agrees is not None and i not in decl.state_agrees and (i in conflicted or want is None):
+            dims.append(None)  # a carried state's dim its final value does not confirm: it may change
+        elif i not in conflicted and isinstance(want, str):
+            dims.append(want)
+        elif i not in conflicted and isinstance(want, int) and want >= 0 and i in decl.confirmed:
+            dims.append(want)
+            proofs.append(decl.confirmed[i])
+            continue
+        elif i not in conflicted and isinstance(want, int) and want >= 0:
+            dims.append(_proven_name(ctx, decl, i, got))  # an unproven number: never kept
         else:
             named = _proven_name(ctx, decl, i, got)
             if isinstance(want, str) and (named is None or named == want):
                 named = _fresh_name(ctx, decl, i)  # a refuted name where the graph's dim is anonymous
-            out.append(named)
-    return tuple(out)
+            dims.append(named)  # a refuted number: the proven input dim or expression, else an unknown dim
+        proofs.append(None)
+    return tuple(dims), tuple(proofs)
+
+
+def proven_declared(ctx: LintContext, decl: Declaration, dims: tuple[Dim, ...]
+                    ) -> tuple[tuple[Dim, ...], tuple[DimProof | None, ...]]:
+    """``dims`` (the declared ones, with some dims already made dynamic) with each number kept only where
+    an engine proved it: the graph derives that very number, or the pinned inferences confirmed it."""
+    derived = decl.derived.dims if decl.derived is not None else None
+    same_rank = derived is not None and len(derived) == len(dims)
+    kept: list[Dim] = []
+    proofs: list[DimProof | None] = []
+    for i, dim in enumerate(dims):
+        proof = None
+        if isinstance(dim, int) and same_rank:
+            assert derived is not None
+            if derived[i] == dim:
+                proof = derived_number_proof(ctx, decl, i)
+            elif not isinstance(derived[i], int):
+                proof = decl.confirmed.get(i)
+        kept.append(None if isinstance(dim, int) and proof is None else dim)
+        proofs.append(proof)
+    return tuple(kept), tuple(proofs)
+
+
+def unproven_declared(ctx: LintContext, decl: Declaration) -> list[int]:
+    """The declared numbers a fix of ``decl`` does not keep although nothing refuted them: no engine proved
+    them (the fix's note names them)."""
+    if not decl.comparable or decl.rank_mismatch:
+        return []
+    conflicted = {c.index for c in decl.conflicts}
+    declared, derived = decl.dims_pair
+    return [i for i, (want, got) in enumerate(zip(declared, derived))
+            if isinstance(want, int) and want >= 0 and not isinstance(got, int)
+            and i not in conflicted and i not in decl.confirmed]
 
 
 def _proven_name(ctx: LintContext, decl: Declaration, index: int, got: Dim) -> str | None:
@@ -67,5 +125,18 @@ def public_dims(ctx: LintContext, dims: tuple[Dim, ...] | None) -> tuple[Dim, ..
 
 
 def reconcile_edit(ctx: LintContext, decl: Declaration) -> SetType:
-    """The annotation edit that makes ``decl``'s dims agree with the graph."""
-    return SetType(decl.graph, decl.kind, decl.name, dims=reconciled_dims(ctx, decl))
+    """The annotation edit that makes ``decl``'s dims agree with the graph, each number with its proof."""
+    dims, proofs = reconciled(ctx, decl)
+    return SetType(decl.graph, decl.kind, decl.name, dims=dims, proofs=proofs)
+
+
+def proven_public_dims(ctx: LintContext, graph: str, name: str, dims: tuple[Dim, ...] | None
+                       ) -> tuple[tuple[Dim, ...] | None, tuple[DimProof | None, ...] | None]:
+    """``public_dims`` of dims ONNX Runtime's symbolic engine derived for a main-graph tensor, each number
+    kept only where the pinned inferences prove it (the symbolic engine guesses where it lacks a value)."""
+    shown = public_dims(ctx, dims)
+    if shown is None:
+        return None, None
+    proofs = [pinned_proof(ctx, graph, name, i, d) if isinstance(d, int) else None for i, d in enumerate(shown)]
+    return (tuple(d if not isinstance(d, int) or proof is not None else None for d, proof in zip(shown, proofs)),
+            tuple(proofs))

@@ -23,14 +23,32 @@ Kind = Literal["input", "output", "value_info"]
 
 
 @dataclass(frozen=True)
+class DimProof:
+    """Why one number a fix writes holds: the engine that derived it and the sizes it held at.
+
+    The fix planner refuses an edit that writes a number without one (docs/design.md, "The proof
+    obligation of a fix"): a number no engine proved is never written, not even one the file
+    already declared.
+    """
+
+    engine: str
+    sizes: str  # "every size" for a symbolic derivation, else the input sizes of the runs that agreed
+
+
+@dataclass(frozen=True)
 class SetType:
-    """Set the element type and/or the dims of an existing input, output or value_info entry."""
+    """Set the element type and/or the dims of an existing input, output or value_info entry.
+
+    ``proofs`` holds one ``DimProof`` (or ``None``) per dim of ``dims``: every number written into an
+    output or value_info entry needs one (``unproven_numbers``).
+    """
 
     graph: str
     kind: Kind
     tensor: str
     elem_type: int | None = None
     dims: tuple[Dim, ...] | None = None
+    proofs: tuple[DimProof | None, ...] | None = None
 
     def apply(self, model: onnx.ModelProto) -> None:
         value = _find(_graph(model, self.graph), self.kind, self.tensor)
@@ -39,12 +57,13 @@ class SetType:
 
 @dataclass(frozen=True)
 class AddValueInfo:
-    """Declare the type (and, where known, the dims) of an undeclared tensor."""
+    """Declare the type (and, where known, the dims) of an undeclared tensor; ``proofs`` as for ``SetType``."""
 
     graph: str
     tensor: str
     elem_type: int
     dims: tuple[Dim, ...] | None = None
+    proofs: tuple[DimProof | None, ...] | None = None
 
     def apply(self, model: onnx.ModelProto) -> None:
         graph = _graph(model, self.graph)
@@ -135,6 +154,21 @@ Edit = SetType | AddValueInfo | RemoveValueInfo | DropDuplicateValueInfo | SortN
 _KINDS: dict[str, type] = {"set_type": SetType, "add_value_info": AddValueInfo, "remove_value_info": RemoveValueInfo,
                            "drop_duplicate_value_info": DropDuplicateValueInfo, "sort_nodes": SortNodes,
                            "set_ir_version": SetIrVersion}
+
+
+def unproven_numbers(edit: Edit) -> list[int]:
+    """The dims of ``edit`` that write a number without a proof (the fix planner refuses such an edit).
+
+    A graph input's dims are the model's contract with its caller, not a derived fact: an edit of
+    an input (OL101 making a negative dim dynamic) keeps the other numbers as the caller declared them.
+    """
+    if not isinstance(edit, SetType | AddValueInfo) or edit.dims is None:
+        return []
+    if isinstance(edit, SetType) and edit.kind == "input":
+        return []
+    proofs = edit.proofs or ()
+    return [i for i, dim in enumerate(edit.dims)
+            if isinstance(dim, int) and dim >= 0 and (i >= len(proofs) or proofs[i] is None)]
 
 
 def target_of(edit: Edit) -> tuple[str, str]:
@@ -321,19 +355,25 @@ def _merge_dims(edits: list[Edit], declarations: _Declarations) -> list[Edit]:
             continue
         done.add(key)
         current = declarations.dims(*key)
-        reranked = [e.dims for e in group if e.dims is not None and (current is None or len(e.dims) != len(current))]
+        reranked = [e for e in group if e.dims is not None and (current is None or len(e.dims) != len(current))]
         if reranked:
-            dims = reranked[0]
+            dims, proofs = reranked[0].dims, reranked[0].proofs
         else:
-            merged = list(current or ())
+            merged, merged_proofs = list(current or ()), [_proof_at(group[0], i) for i in range(len(current or ()))]
             for other in group:
                 for i, (new, was) in enumerate(zip(other.dims or (), current or ())):
                     if new != was:
-                        merged[i] = new
+                        merged[i], merged_proofs[i] = new, _proof_at(other, i)
             dims = tuple(merged)
-        result.append(SetType(key[0], edit.kind, key[2], dims=dims))
+            proofs = tuple(merged_proofs) if any(p is not None for p in merged_proofs) else None
+        result.append(SetType(key[0], edit.kind, key[2], dims=dims, proofs=proofs))
         result.extend(SetType(e.graph, e.kind, e.tensor, elem_type=e.elem_type) for e in group if e.elem_type)
     return result
+
+
+def _proof_at(edit: SetType, index: int) -> DimProof | None:
+    """The proof ``edit`` carries for its dim ``index`` (a merged edit keeps each dim's own)."""
+    return edit.proofs[index] if edit.proofs is not None and index < len(edit.proofs) else None
 
 
 def _graph(model: onnx.ModelProto, path: str) -> onnx.GraphProto:
@@ -365,6 +405,8 @@ def edit_to_json(edit: Edit) -> dict[str, Any]:
     data = asdict(edit)
     if data.get("dims") is not None:
         data["dims"] = list(data["dims"])
+    if data.get("proofs") is not None:
+        data["proofs"] = list(data["proofs"])
     return {"edit": kind, **data}  # not "kind": SetType has a field of that name
 
 
@@ -373,4 +415,6 @@ def edit_from_json(data: dict[str, Any]) -> Edit:
     cls = _KINDS[fields.pop("edit")]
     if fields.get("dims") is not None:
         fields["dims"] = tuple(fields["dims"])
+    if fields.get("proofs") is not None:
+        fields["proofs"] = tuple(DimProof(**p) if p is not None else None for p in fields["proofs"])
     return cls(**fields)

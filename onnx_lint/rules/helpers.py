@@ -13,6 +13,9 @@ from onnx_lint.model.provenance import KEY, read_record
 if TYPE_CHECKING:
     import onnx
 
+    from onnx_lint.lint.context import LintContext
+    from onnx_lint.lint.declarations import Declaration
+
 
 def describe_conflict(conflict: DimConflict) -> str:
     """One clause saying what is wrong with a dim and how we know."""
@@ -21,6 +24,17 @@ def describe_conflict(conflict: DimConflict) -> str:
     if conflict.reason in ("param-reuse", "name"):
         return f"dim {conflict.index}: {conflict.evidence}"
     return f"dim {conflict.index} is declared {conflict.declared}, but {conflict.evidence}"
+
+
+def unproven_clause(ctx: LintContext, decl: Declaration) -> str:
+    """The clause naming the declared numbers a fix leaves unknown because no engine proves them ("" if none)."""
+    dropped = ctx.unproven_declared(decl)
+    if not dropped:
+        return ""
+    declared = decl.declared_info.dims or ()
+    shown = ", ".join(f"dim {i} (declared {declared[i]})" for i in dropped)
+    return (f"; {shown}: no engine proves {'this number' if len(dropped) == 1 else 'these numbers'} "
+            "(the graph's dim is anonymous and the pinned inferences do not fix it), so the fix leaves it unknown")
 
 
 def node_label(node: onnx.NodeProto) -> str:

@@ -68,7 +68,7 @@ from onnx_lint.lint.diagnostics import Diagnostic, FixAvailability, Severity
 from onnx_lint.lint.rule_api import Rule, computed_dims_title
 from onnx_lint.model.edits import Edit
 from onnx_lint.model.shapes import format_dims
-from onnx_lint.rules.helpers import describe_conflict
+from onnx_lint.rules.helpers import describe_conflict, unproven_clause
 
 
 class DimParamMismatch(Rule):
@@ -86,6 +86,7 @@ class DimParamMismatch(Rule):
             if decl.kind != "output" or decl.rank_mismatch or not decl.conflicts:
                 continue
             clauses = "; ".join(describe_conflict(c) for c in decl.conflicts)
+            clauses += unproven_clause(ctx, decl)
             yield self.report(
                 ctx,
                 f"graph output '{decl.name}' is declared {format_dims(decl.declared_info.dims)}: {clauses}",

@@ -61,7 +61,7 @@ from onnx_lint.lint.rule_api import Rule
 from onnx_lint.lint.untyped import UntypedGroup
 from onnx_lint.model.edits import AddValueInfo, Edit, SetType
 from onnx_lint.model.graphs import ROOT, resolve_graph
-from onnx_lint.model.shapes import elem_type_name
+from onnx_lint.model.shapes import TensorInfo, elem_type_name
 
 _LISTED = 12
 
@@ -142,8 +142,7 @@ class UntypedAfterShapeInference(Rule):
             elif name in declared:
                 edits.append(SetType(group.graph, "value_info", name, elem_type=elem_type))
             else:
-                dims = ctx.public_dims(symbolic[name].dims) if name in symbolic else None
-                edits.append(AddValueInfo(group.graph, name, elem_type, dims))
+                edits.append(_declare(ctx, group.graph, name, elem_type, symbolic))
         # The root node's unused outputs (TopK's `values` where only `indices` is read) get their
         # type too: tools that walk every node output (FP16 converters) ask for it.
         derived = ctx.oracle.values(group.graph)
@@ -153,6 +152,12 @@ class UntypedAfterShapeInference(Rule):
             value = derived.get(name)
             elem_type = ctx.filled_types.get((group.graph, name))
             if elem_type and (value is None or not value.type.tensor_type.elem_type):
-                dims = ctx.public_dims(symbolic[name].dims) if name in symbolic else None
-                edits.append(AddValueInfo(group.graph, name, elem_type, dims))
+                edits.append(_declare(ctx, group.graph, name, elem_type, symbolic))
         return edits, untypable
+
+
+def _declare(ctx: LintContext, graph: str, name: str, elem_type: int, symbolic: dict[str, TensorInfo]) -> AddValueInfo:
+    """The new value_info of an untyped tensor: its type, and the dims ONNX Runtime's symbolic engine
+    derived, each number only where the pinned inferences prove it."""
+    dims, proofs = ctx.proven_public_dims(graph, name, symbolic[name].dims if name in symbolic else None)
+    return AddValueInfo(graph, name, elem_type, dims, proofs)

@@ -48,10 +48,9 @@ class StaleElementType(Rule):
         for decl in ctx.declarations:
             if not decl.type_mismatch:
                 continue
-            what = "graph output" if decl.kind == "output" else "value_info"
             yield self.report(
                 ctx,
-                f"{what} '{decl.name}' is declared {elem_type_name(decl.declared_info.elem_type)}, "
+                f"{decl.what} '{decl.name}' is declared {elem_type_name(decl.declared_info.elem_type)}, "
                 f"but the graph computes {elem_type_name(decl.derived_info.elem_type)}",
                 decl.location,
                 engine=decl.engine,

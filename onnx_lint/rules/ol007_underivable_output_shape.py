@@ -9,8 +9,18 @@ it is not possible for models with string inputs, external data, more than
 `--no-runtime-probe` and an untrusted editor workspace turn it off).
 Its declaration could therefore not be checked; the note says why each engine
 gave up. It also notes an output whose dims depend on which branch of an If
-runs (the probe runs each bool condition both ways): no one declaration is
-true of both branches, so those dims stay as declared, unverified.
+runs: no one declaration is true of both branches, so those dims stay as
+declared, unverified. Every model whose main graph has an If steered by a
+graph input (optimum's merged decoders and their `use_cache_branch`) is run
+on both branches for this, since the static engines merge the two branches
+into one shape: a merged seq2seq decoder's `present.*.encoder.*` outputs,
+declared `[batch_size, heads, encoder_sequence_length, head_dim]`, are empty
+placeholders `(0, heads, 1, head_dim)` in the cache branch.
+
+The note is information, not a warning: ONNX Runtime runs both branches of
+such a model without complaint, and the consumer that picks the branch
+(a generation loop) knows which outputs it reads on each; a declaration
+cannot say "this size on one branch, that size on the other".
 
 ### Why does this matter?
 Silence would read as "this output is fine". The note says which engines were
@@ -34,10 +44,11 @@ from collections.abc import Iterable
 
 from onnx_lint.engines.engine import Engine
 from onnx_lint.lint.context import LintContext
+from onnx_lint.lint.declarations import Declaration
 from onnx_lint.lint.diagnostics import Diagnostic, Severity
 from onnx_lint.lint.rule_api import Rule
 from onnx_lint.model.graphs import ROOT
-from onnx_lint.model.shapes import format_info
+from onnx_lint.model.shapes import Dim, format_info
 
 
 class UnderivableOutputShape(Rule):
@@ -48,7 +59,7 @@ class UnderivableOutputShape(Rule):
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         for decl in ctx.declarations:
-            if decl.kind == "output" and decl.engine == Engine.ORT_RUN and ctx.oracle.probe_result is not None:
+            if decl.kind == "output" and decl.graph == ROOT and ctx.oracle.probe_result is not None:
                 yield from self._branch_dependent(ctx, decl)
             if decl.kind != "output" or not decl.underivable:
                 continue
@@ -83,15 +94,26 @@ class UnderivableOutputShape(Rule):
                 decl.location,
             )
 
-    def _branch_dependent(self, ctx: LintContext, decl) -> Iterable[Diagnostic]:
-        """An output whose dims depend on which If branch runs: no one declaration is true of both."""
+    def _branch_dependent(self, ctx: LintContext, decl: Declaration) -> Iterable[Diagnostic]:
+        """An output whose dims depend on which If branch runs: no one declaration is true of both.
+
+        For an output the probe shaped, the note says so whatever is declared; for one a static engine
+        shaped (it merges the branches), only where a declared number or input dim name claims a size
+        that one branch contradicts (a renamed dim claims nothing).
+        """
         result = ctx.oracle.probe_result
         fact = result.facts.get(decl.name) if result is not None else None
         if fact is None or result is None:
             return
         from onnx_lint.engines.probe import branch_note  # imported by the probe that made ``result``
 
-        note = branch_note(fact, result.conditions)
+        moving = [i for i, moves in enumerate(fact.branch_dependent) if moves]
+        if decl.engine != Engine.ORT_RUN:
+            declared = decl.declared.dims if decl.declared is not None else None
+            if declared is None or len(declared) != len(fact.branch_dependent):
+                return
+            moving = [i for i in moving if _claims_a_size(ctx, declared[i])]
+        note = branch_note(fact, result.conditions, only=moving)
         if note is None:
             return
         yield self.report(
@@ -108,3 +130,10 @@ class UnderivableOutputShape(Rule):
                 which = value.type.WhichOneof("value")
                 return which is not None and which not in ("tensor_type", "sparse_tensor_type")
         return False
+
+
+def _claims_a_size(ctx: LintContext, dim: Dim) -> bool:
+    """A declared number, or an input dim's name or an expression of them; a renamed dim claims nothing."""
+    if isinstance(dim, int):
+        return dim >= 0
+    return isinstance(dim, str) and ctx.claims_size(dim)

@@ -54,7 +54,7 @@ from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.rule_api import Rule
 from onnx_lint.model.graphs import ROOT
-from onnx_lint.model.shapes import format_dims, value_tensor_info
+from onnx_lint.model.shapes import format_dims
 from onnx_lint.rules.helpers import node_label
 
 
@@ -74,28 +74,13 @@ class BatchBakedIntoConstant(Rule):
             return
         for baked in ctx.baked_reshapes:
             yield self._computed(ctx, baked)
-        candidates = []
-        for found in ctx.reshape_targets.constant:
-            target = found.target
-            if target.ndim != 1 or target.size == 0 or target.dtype.kind not in "iu":
-                continue
-            lead = int(target[0])
-            if lead <= 0 or (found.node.op_type == "Expand" and lead == 1):
-                continue  # 0 copies the dim, -1 infers it, Expand to 1 broadcasts
-            candidates.append((found, lead))
-        if not candidates:
-            return
-        values = ctx.oracle.values(ROOT)
-        for found, lead in candidates:
+        for found, lead, batch_dim in ctx.batch_fixing_constants:
             node = found.node
-            info = value_tensor_info(values.get(node.input[0]))
-            if info is None or not info.dims or info.dims[0] not in batch:
-                continue
             yield self.report(
                 ctx,
                 f"{node.op_type} '{node_label(node)}' has the constant target shape '{node.input[1]}' = "
                 f"{found.target.tolist()}, which fixes dim 0 to {lead}, while its input '{node.input[0]}' has the "
-                f"dynamic batch dim '{info.dims[0]}'; at any other batch size the {node.op_type} fails or mixes "
+                f"dynamic batch dim '{batch_dim}'; at any other batch size the {node.op_type} fails or mixes "
                 "samples",
                 Location.at_node(ROOT, found.index, node, tensor=node.input[1]),
                 engine=Engine.ONNX,
