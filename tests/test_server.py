@@ -464,7 +464,9 @@ async def test_cached_reopen_and_a_crashed_worker(client, tmp_path, big_model):
     crash.write_bytes(big_model.read_bytes())
     server_pid = client._server.pid
     children = Path(f"/proc/{server_pid}/task/{server_pid}/children").read_text().split()
-    before = _cpu_ticks(children)
+    # Wait for the workers to be idle first: work left from the reopen would otherwise count as the
+    # crash lint's, and the workers would be killed before that job reached one.
+    before = await _settled(children)
     open_binary(client, crash)
     await until(lambda: _cpu_ticks(children) > before + 5, "a worker to be busy linting crash.onnx")
     for pid in children:
@@ -474,6 +476,19 @@ async def test_cached_reopen_and_a_crashed_worker(client, tmp_path, big_model):
     healthy = _save(defects.healthy_matmul(), tmp_path / "healthy.onnx")
     open_binary(client, healthy)
     assert await diagnostics_for(client, healthy.as_uri()) == []
+
+
+async def _settled(pids: list[str], quiet_s: float = 0.3, timeout: float = 30.0) -> int:
+    """The processes' CPU ticks once they stopped rising for ``quiet_s`` seconds (they are idle)."""
+    deadline = time.monotonic() + timeout
+    ticks = _cpu_ticks(pids)
+    while time.monotonic() < deadline:
+        await asyncio.sleep(quiet_s)
+        now = _cpu_ticks(pids)
+        if now == ticks:
+            return now
+        ticks = now
+    raise AssertionError(f"the workers stayed busy for {timeout:g} s")
 
 
 def _cpu_ticks(pids: list[str]) -> int:
