@@ -238,6 +238,15 @@ async def test_the_editor_gets_one_entry_for_the_shared_node_names_and_the_model
     assert len(described["diagnostics"]) == 379
     assert sum(d["code"] == "OL105" for d in described["diagnostics"]) == 371
     assert not any(d.get("relatedInformation") for d in described["diagnostics"])
+    # the binary model's Problems entries (the VS Code extension's panel): one per cause, each linked to its
+    # first finding in the view's list
+    problems = described["problems"]
+    assert len(problems) == 9 and [p["index"] for p in problems] == sorted(p["index"] for p in problems)
+    [shared] = [p for p in problems if p["diagnostic"]["code"] == "OL105"]
+    assert "and 370 more node names the two branches of the If at graph/node[0] share" in \
+        shared["diagnostic"]["message"]
+    assert described["diagnostics"][shared["index"]]["message"].startswith("node name '/decoder/Shape' is also used")
+    assert all(described["diagnostics"][p["index"]]["code"] == p["diagnostic"]["code"] for p in problems)
 
 
 @pytest.mark.asyncio

@@ -212,6 +212,21 @@ class Session:
                 if isinstance(d, Repeat) else to_lsp(d, model_uri, view, utf16)
                 for d in said_once(outcome.diagnostics)]
 
+    def problems_for(self, outcome: Outcome, path: Path) -> list[tuple[int, lsp.Diagnostic]]:
+        """The binary model's entries for the editor's Problems panel, a run of findings of one cause as one
+        entry, each with the index of its (first) finding in the model view's list of every finding."""
+        model_uri = from_fs_path(str(path)) or model_file_uri(path)
+        utf16 = self.capabilities.utf16
+        index = {id(d): i for i, d in enumerate(outcome.diagnostics)}
+        entries: list[tuple[int, lsp.Diagnostic]] = []
+        for item in said_once(outcome.diagnostics):
+            if isinstance(item, Repeat):
+                entries.append((index[id(item.first)], repeat_to_lsp(
+                    item, model_uri, model_uri, None, utf16, self.capabilities.related_information)))
+            else:
+                entries.append((index[id(item)], to_lsp(item, model_uri, None, utf16)))
+        return entries
+
     async def refresh(self, path: Path) -> None:
         """Re-lint a tracked file and show the result (push, or ask pulling clients to pull)."""
         try:

@@ -12,6 +12,8 @@ import { ModelGraph } from "./wholeGraph";
 interface Described {
   summary: ModelSummary | null;
   diagnostics: LspDiagnostic[];
+  /** The Problems panel's entries: a run of findings of one cause as one, with its first finding's index. */
+  problems?: { index: number; diagnostic: LspDiagnostic }[];
 }
 
 interface Panel {
@@ -177,10 +179,14 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
         if (converter) {
           // A binary model's entries sit at Ln 1: their code link goes to the finding in the graph instead
           // (the rule's docs stay one click away in the hover, the lightbulb and the view).
-          const entries = await converter.asDiagnostics(described.diagnostics as never);
+          // One entry per cause (an exporter's repeated artifact is said once, with its count), each linked
+          // to its first finding; a server without `problems` lists every finding.
+          const shown = described.problems ?? described.diagnostics.map((diagnostic, index) => ({ index, diagnostic }));
+          const entries = await converter.asDiagnostics(shown.map((p) => p.diagnostic) as never);
           entries.forEach((entry, i) => {
-            if (diagnostics[i] && drawable(diagnostics[i])) {
-              entry.code = { value: diagnostics[i].code, target: showInGraphLink(key, i) };
+            const index = shown[i].index;
+            if (diagnostics[index] && drawable(diagnostics[index])) {
+              entry.code = { value: diagnostics[index].code, target: showInGraphLink(key, index) };
             }
           });
           this.modelProblems.set(key, entries);

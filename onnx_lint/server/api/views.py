@@ -82,14 +82,18 @@ def register(server: OnnxLintServer) -> None:
 
     @server.command("onnx-lint.describeModel")
     async def describe_model(ls: OnnxLintServer, *arguments: Any) -> dict:
-        """The model view's data: the summary and every finding (the view lists each, and links
-        the Problems entries it makes for the binary file to them by index)."""
+        """The model view's data: the summary and every finding (the view lists each), and the entries for
+        the binary file's Problems panel (a run of findings of one cause as one), each linked to its first
+        finding in the view by index."""
         session = ls.session
         path = path_argument(arguments)
         outcome = await session.outcome(path)
         uri = model_file_uri(path)
+        problems = [{"index": index, "diagnostic": _CONVERTER.unstructure(d)}
+                    for index, d in session.problems_for(outcome, path)]
         return {"uri": uri, "summary": outcome.summary,
                 "diagnostics": _as_json(session.diagnostics_for(outcome, uri, path, None, each=True)),
+                "problems": problems,
                 "trusted": session.settings.workspace_trusted, "restricted": session.settings.untrusted_reason}
 
     @server.command("onnx-lint.findingGraph")
