@@ -27,13 +27,11 @@ from dataclasses import dataclass, field
 
 import onnx
 
-from onnx_lint.engines.ort_load_check import runtime_available
-from onnx_lint.engines.sandbox import MEMORY_CAP_BYTES, run_child, signal_name, too_large
+from onnx_lint.engines.ort_load_check import runtime_refusal_to_ask
+from onnx_lint.engines.sandbox import MEMORY_CAP_BYTES, run_child, signal_name
 from onnx_lint.model.load import LoadedModel
 from onnx_lint.model.shapes import Dim, TensorInfo
 
-# The same ceilings as the --fix runtime check: session creation grows superlinearly with nodes.
-MAX_NODES = 20_000
 TIMEOUT_S = 60.0
 # Elements per synthetic input; a model asking for more is not run.
 MAX_INPUT_ELEMENTS = 2**24
@@ -110,15 +108,8 @@ class ProbeResult:
 
 
 def probe_refusal(loaded: LoadedModel) -> str | None:
-    """Why the model may not be run (``None``: it may)."""
-    if not runtime_available():
-        return "onnxruntime is not installed"
-    if loaded.has_external_data:
-        return "the model keeps its weights in external data"
-    nodes = sum(len(scope.graph.node) for scope in loaded.scopes)
-    if nodes > MAX_NODES:
-        return f"the model has {nodes} nodes (more than {MAX_NODES})"
-    return too_large(len(loaded.data))
+    """Why the model may not be run (``None``: it may): the limits of every ONNX Runtime session onnx-lint makes."""
+    return runtime_refusal_to_ask(loaded)
 
 
 def _fill(name: str, elem_type: int) -> tuple[str, tuple[object, object, object]] | None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from onnx_lint.engines.engine import Engine
 from onnx_lint.engines.oracle import PIN_SIZES
 from onnx_lint.lint.declarations import Declaration, DimConflict
-from onnx_lint.lint.proofs import has_dynamic_inputs, pinned_numbers, pins_text
+from onnx_lint.lint.proofs import has_dynamic_inputs, pinned_number, pins_text
 from onnx_lint.model.dim_expressions import parse_dim_expression
 from onnx_lint.model.edits import DimProof
 from onnx_lint.model.graphs import ROOT
@@ -143,25 +143,29 @@ def _uniform_pins_refute(ctx: LintContext, decl: Declaration, i: int) -> bool:
 
 
 def _named_pins_verdict(ctx: LintContext, decl: Declaration, i: int) -> None:
-    """Confirm or refute a declared number with the two inferences that pin each input dim on its own."""
-    numbers = pinned_numbers(ctx, decl.graph, decl.name, i)
-    if numbers is None or not all(isinstance(n, int) for n in numbers):
+    """Confirm or refute a declared number with the inferences that pin each input dim on its own.
+
+    One run that derives another number refutes it; confirming it takes a second run at other sizes
+    (each is a whole-graph inference, so the second runs only where the first agrees).
+    """
+    first = pinned_number(ctx, decl.graph, decl.name, i, 0)
+    if not isinstance(first, int):
         return  # unproven: no finding, and no fix may keep the number (lint/reconcile.py)
     want = decl.dims_pair[0][i]
-    first, second = numbers
-    pins = [ctx.oracle.named_pins(run)[0] for run in (0, 1)]
-    if want == 1 and ctx.runs_only_at_batch_one and any(pins[0].get(b) == first and pins[1].get(b) == second
-                                                for b in ctx.batch_names):
+    pins = ctx.oracle.named_pins(0)[0]
+    if want == 1 and ctx.runs_only_at_batch_one and any(pins.get(b) == first for b in ctx.batch_names):
         return  # the batch, where a Reshape bakes batch 1 in: 1 is the only size that runs (OL108's finding)
-    if first == second == want:
-        decl.confirmed[i] = DimProof(Engine.ONNX_NAMES_PINNED, pins_text(ctx))
-        return
-    if first != second:
-        evidence = (f"it changes with the dynamic input dims: the graph computes {first} with "
-                    f"{_sizes_clause(pins[0])} and {second} with {_sizes_clause(pins[1])}")
+    if first != want:
+        evidence = f"the graph computes {first} with the dynamic input dims at {_sizes_clause(pins)}"
     else:
-        evidence = (f"the graph computes {first} with the dynamic input dims at {_sizes_clause(pins[0])} "
-                    f"and at {_sizes_clause(pins[1])} alike")
+        second = pinned_number(ctx, decl.graph, decl.name, i, 1)
+        if second == want:
+            decl.confirmed[i] = DimProof(Engine.ONNX_NAMES_PINNED, pins_text(ctx))
+            return
+        if not isinstance(second, int):
+            return  # one run agrees, the other derives nothing: unproven
+        evidence = (f"it changes with the dynamic input dims: the graph computes {first} with "
+                    f"{_sizes_clause(pins)} and {second} with {_sizes_clause(ctx.oracle.named_pins(1)[0])}")
     decl.conflicts.append(DimConflict(i, want, decl.dims_pair[1][i], "pinned", evidence))
     decl.engine = Engine.ONNX_NAMES_PINNED
 

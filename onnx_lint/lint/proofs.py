@@ -65,25 +65,21 @@ def probe_proof(ctx: LintContext, name: str, index: int, value: int) -> DimProof
     return DimProof(Engine.ORT_RUN, "two runs at different input sizes and with different data")
 
 
-def pinned_numbers(ctx: LintContext, graph: str, name: str, index: int) -> tuple[Dim, Dim] | None:
-    """The dim ``index`` of a main-graph tensor in the two inferences with each dynamic input dim pinned
-    to a size of its own (two different sets of sizes); ``None`` where it is not a main-graph tensor or
-    the model has no dynamic input dim."""
+def pinned_number(ctx: LintContext, graph: str, name: str, index: int, run: int) -> Dim:
+    """The dim ``index`` of a main-graph tensor in the ``run``-th inference with each dynamic input dim pinned
+    to a size of its own (run 0 and run 1 use different sizes; each runs once per model, when first asked);
+    ``None`` where it is not a main-graph tensor or the model has no dynamic input dim."""
     if graph != ROOT or not has_dynamic_inputs(ctx):
         return None
-    found: list[Dim] = []
-    for run in (0, 1):
-        _sizes, values = ctx.oracle.named_pins(run)
-        info = value_tensor_info(values.get(name))
-        found.append(info.dims[index] if info is not None and info.dims is not None and len(info.dims) > index
-                     else None)
-    return found[0], found[1]
+    _sizes, values = ctx.oracle.named_pins(run)
+    info = value_tensor_info(values.get(name))
+    return info.dims[index] if info is not None and info.dims is not None and len(info.dims) > index else None
 
 
 def pinned_proof(ctx: LintContext, graph: str, name: str, index: int, value: int) -> DimProof | None:
-    """The proof of a number by the two pinned inferences: both derive exactly ``value``."""
-    numbers = pinned_numbers(ctx, graph, name, index)
-    if numbers is None or numbers != (value, value):
+    """The proof of a number by the two pinned inferences: both derive exactly ``value`` (the second runs
+    only when the first does)."""
+    if pinned_number(ctx, graph, name, index, 0) != value or pinned_number(ctx, graph, name, index, 1) != value:
         return None
     return DimProof(Engine.ONNX_NAMES_PINNED, pins_text(ctx))
 

@@ -47,7 +47,7 @@ def reconciled(ctx: LintContext, decl: Declaration) -> tuple[tuple[Dim, ...], tu
             continue
         want = declared[i] if declared is not None and len(declared) == len(derived) else None
         if decl.state_agrees is not None and i not in decl.state_agrees and (i in conflicted or want is None):
-            dims.append(None)  # a carried state's dim its final value does not confirm: it may change
+            dims.append(None)  # a carried state's dim the body does not hand on unchanged: it may change
         elif i not in conflicted and isinstance(want, str):
             dims.append(want)
         elif i not in conflicted and isinstance(want, int) and want >= 0 and i in decl.confirmed:
@@ -99,11 +99,20 @@ def unproven_declared(ctx: LintContext, decl: Declaration) -> list[int]:
 
 
 def _proven_name(ctx: LintContext, decl: Declaration, index: int, got: Dim) -> str | None:
-    """The producer's dim name for a derived symbolic dim: its own, or one two pinned runs prove."""
+    """The producer's dim name for a derived symbolic dim: its own, or one two pinned runs prove.
+
+    A graph output's dim may also get the affine expression of input dims that three pinned runs prove
+    (``2*batch``); a value_info entry's gets only an input dim's name: an export can hold thousands of
+    them, and the third whole-graph inference would cost a 100k-node model a second for an entry that
+    only hints inference (an unknown dim there is enough).
+    """
     if isinstance(got, str) and got in ctx.named_dims:
         return got
     if decl.graph == ROOT and ctx.input_dim_claims:
-        return ctx.oracle.pinned_input_dim(decl.name, index) or ctx.oracle.pinned_affine(decl.name, index)
+        named = ctx.oracle.pinned_input_dim(decl.name, index)
+        if named is None and decl.kind == "output":
+            named = ctx.oracle.pinned_affine(decl.name, index)
+        return named
     return None
 
 
