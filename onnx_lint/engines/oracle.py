@@ -92,8 +92,10 @@ class ShapeOracle:
     expired: list[Expiry] = field(default_factory=list)
     # The main graph's values inferred again with Loop-carried ranks from the bodies (see loop_ranks).
     _loop_ranked: Mapping[str, onnx.ValueInfoProto] | None = None
-    # Per (body path, body input index) of a carried state: the dims proven to hold at every iteration
-    # (engines/carried_state.py); empty where no body carries state or the proof did not settle.
+    # Every Loop/Scan carried state whose initial value has a rank (engines/carried_state.py), and per
+    # (body path, body input index) the dims proven to hold at every iteration (empty where the proof did
+    # not settle).
+    carried_states: list[CarriedState] = field(default_factory=list)
     carried: dict[tuple[str, int], frozenset[int]] = field(default_factory=dict)
     # The Loop/Scan outputs that hold a proven state after the last iteration, by (graph path, name).
     _carried_finals: dict[Key, TensorInfo] = field(default_factory=dict)
@@ -200,7 +202,7 @@ class ShapeOracle:
     def _prove_carried_state(self) -> None:
         """Infer again with each Loop/Scan body's carried inputs given their initial values' dims, keeping the
         dims every iteration hands on (induction); the proven run's values replace the first run's."""
-        states = carried_states(self.loaded.scopes, self._values)
+        states = self.carried_states = carried_states(self.loaded.scopes, self._values)
         if not states:
             return
         bodies = {scope.path: scope.graph for scope in self.loaded.scopes}

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from onnx_lint.engines.engine import Engine
 from onnx_lint.engines.oracle import PIN_SIZES
 from onnx_lint.lint.declarations import Declaration, DimConflict
-from onnx_lint.lint.proofs import has_dynamic_inputs, pinned_number, pins_text
+from onnx_lint.lint.proofs import has_dynamic_inputs, pinned_number, pins_text, sizes_clause
 from onnx_lint.model.dim_expressions import parse_dim_expression
 from onnx_lint.model.edits import DimProof
 from onnx_lint.model.graphs import ROOT
@@ -156,7 +156,7 @@ def _named_pins_verdict(ctx: LintContext, decl: Declaration, i: int) -> None:
     if want == 1 and ctx.runs_only_at_batch_one and any(pins.get(b) == first for b in ctx.batch_names):
         return  # the batch, where a Reshape bakes batch 1 in: 1 is the only size that runs (OL108's finding)
     if first != want:
-        evidence = f"the graph computes {first} with the dynamic input dims at {_sizes_clause(pins)}"
+        evidence = f"the graph computes {first} with the dynamic input dims at {sizes_clause(pins)}"
     else:
         second = pinned_number(ctx, decl.graph, decl.name, i, 1)
         if second == want:
@@ -165,14 +165,9 @@ def _named_pins_verdict(ctx: LintContext, decl: Declaration, i: int) -> None:
         if not isinstance(second, int):
             return  # one run agrees, the other derives nothing: unproven
         evidence = (f"it changes with the dynamic input dims: the graph computes {first} with "
-                    f"{_sizes_clause(pins)} and {second} with {_sizes_clause(ctx.oracle.named_pins(1)[0])}")
+                    f"{sizes_clause(pins)} and {second} with {sizes_clause(ctx.oracle.named_pins(1)[0])}")
     decl.conflicts.append(DimConflict(i, want, decl.dims_pair[1][i], "pinned", evidence))
     decl.engine = Engine.ONNX_NAMES_PINNED
-
-
-def _sizes_clause(sizes: dict[str, int]) -> str:
-    """``batch = 37, L = 41``: the sizes one pinned inference gave the named input dims."""
-    return ", ".join(f"{name} = {size}" for name, size in sizes.items()) or "other sizes"
 
 
 def _baked_one(ctx: LintContext, decl: Declaration, want: Dim) -> bool:

@@ -13,7 +13,7 @@ from onnx_lint.lint.diagnostics import Location
 from onnx_lint.model.edits import DimProof
 from onnx_lint.model.shapes import Dim, TensorInfo
 
-ConflictReason = Literal["concrete", "dynamic", "pinned", "param-reuse", "name", "unproven"]
+ConflictReason = Literal["concrete", "dynamic", "pinned", "param-reuse", "name"]
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,8 @@ class Declaration:
     # Declared numbers facing an anonymous derived dim that the pinned inferences derive as that very
     # number in both runs (lint/conflicts.py): the only declared numbers a fix may keep there.
     confirmed: dict[int, DimProof] = field(default_factory=dict)
-    # A body's carried-state input: the dims a fix may write (its initial and final value agree), and their
-    # numbers' proofs. ``None`` for every other declaration.
+    # A body's carried-state input: the dims a fix may write (the body hands them on unchanged at every
+    # iteration), and their numbers' proofs. ``None`` for every other declaration.
     state_agrees: set[int] | None = None
     number_proofs: dict[int, DimProof] = field(default_factory=dict)
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from onnx_lint.engines.carried_state import state_slots
+from onnx_lint.engines.engine import Engine
 from onnx_lint.lint.declarations import Declaration
 from onnx_lint.model.edits import DimProof
-from onnx_lint.model.graphs import GraphScope
+from onnx_lint.model.graphs import resolve_graph
 from onnx_lint.model.shapes import TensorInfo, value_tensor_info
 
 if TYPE_CHECKING:
@@ -25,34 +25,20 @@ if TYPE_CHECKING:
 
 def state_declarations(ctx: LintContext) -> list[Declaration]:
     """A ``Declaration`` (kind ``input``) for each carried-state input of every Loop and Scan body that
-    declares a shape, derived from the state's initial value; ``state_agrees`` holds the dims a fix may
-    write (those proven to hold at every iteration)."""
+    declares a shape, derived from the state's initial value (the oracle's ``carried_states``: ONNX's
+    inference of the enclosing graph); ``state_agrees`` holds the dims a fix may write (those proven to
+    hold at every iteration)."""
     found: list[Declaration] = []
-    for scope in ctx.scopes:
-        node, enclosing = scope.owner_node, scope.parent
-        if node is None or enclosing is None or not scope.path.endswith("/body"):
-            continue
-        for body_index, _output_index, initial, _final in state_slots(node, scope.graph):
-            value = scope.graph.input[body_index]
-            declared = value_tensor_info(value)
-            if declared is None or declared.dims is None:
-                continue
-            start, engine = _derived_in(ctx, enclosing, initial)
-            if start is None or start.dims is None or len(start.dims) != len(declared.dims):
-                continue  # no rank to compare
-            decl = Declaration(scope.path, "input", body_index, value.name, declared,
-                               TensorInfo(start.elem_type or declared.elem_type, start.dims), engine)
-            decl.state_agrees = set(ctx.oracle.carried.get((scope.path, body_index), ()))
-            basis = f"every iteration: the initial value '{initial}', handed on unchanged by the body"
-            decl.number_proofs = {i: DimProof(str(engine), basis) for i in decl.state_agrees
-                                  if isinstance(start.dims[i], int)}
-            found.append(decl)
+    for state in ctx.oracle.carried_states:
+        value = resolve_graph(ctx.model, state.body).input[state.input_index]
+        declared = value_tensor_info(value)
+        start = state.start.dims or ()
+        if declared is None or declared.dims is None or len(start) != len(declared.dims):
+            continue  # nothing declared to compare, or no rank to compare with
+        decl = Declaration(state.body, "input", state.input_index, value.name, declared,
+                           TensorInfo(state.start.elem_type or declared.elem_type, start), Engine.ONNX)
+        decl.state_agrees = set(ctx.oracle.carried.get((state.body, state.input_index), ()))
+        basis = f"every iteration: the initial value '{state.initial}', handed on unchanged by the body"
+        decl.number_proofs = {i: DimProof(Engine.ONNX, basis) for i in decl.state_agrees if isinstance(start[i], int)}
+        found.append(decl)
     return found
-
-
-def _derived_in(ctx: LintContext, scope: GraphScope, name: str) -> tuple[TensorInfo | None, str | None]:
-    """What the engines derive for ``name`` where it resolves, from ``scope`` outward."""
-    defining = scope.lookup(name)
-    if defining is None:
-        return None, None
-    return ctx.oracle.derived(defining.path, name)

@@ -22,7 +22,7 @@ from onnx_lint.engines.engine import Engine
 from onnx_lint.lint.declarations import Declaration
 from onnx_lint.model.edits import DimProof
 from onnx_lint.model.graphs import ROOT
-from onnx_lint.model.shapes import Dim, value_tensor_info
+from onnx_lint.model.shapes import Dim, tensor_info, value_tensor_info
 
 if TYPE_CHECKING:
     from onnx_lint.lint.context import LintContext
@@ -85,18 +85,17 @@ def pinned_proof(ctx: LintContext, graph: str, name: str, index: int, value: int
 
 
 def pins_text(ctx: LintContext) -> str:
-    """The two sets of sizes the pinned inferences gave the input dims: ``batch=37, L=41; batch=97, L=101``."""
-    return "; ".join(_sizes_text(ctx.oracle.named_pins(run)[0]) for run in (0, 1))
+    """The two sets of sizes the pinned inferences gave the input dims: ``batch = 37, L = 41; batch = 131, ...``."""
+    return "; ".join(sizes_clause(ctx.oracle.named_pins(run)[0]) for run in (0, 1))
 
 
-def _sizes_text(sizes: Mapping[str, int]) -> str:
-    return ", ".join(f"{name}={size}" for name, size in sizes.items()) or "the unnamed input dims pinned"
+def sizes_clause(sizes: Mapping[str, int]) -> str:
+    """``batch = 37, L = 41``: the sizes one pinned inference gave the named input dims."""
+    return ", ".join(f"{name} = {size}" for name, size in sizes.items()) or "other sizes"
 
 
 def has_dynamic_inputs(ctx: LintContext) -> bool:
     """Whether a main-graph input has a dim that is not a number: only then can a dim follow the inputs."""
-    from onnx_lint.model.shapes import tensor_info
-
     for value in ctx.model.graph.input:
         info = tensor_info(value.type)
         if info and info.dims and any(not isinstance(d, int) or d < 0 for d in info.dims):
