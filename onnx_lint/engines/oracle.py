@@ -31,6 +31,7 @@ from onnx_lint.engines.loop_ranks import carried_rank_hints
 from onnx_lint.engines.onnx_inference import GraphValues, collect_values, listing_order, run_onnx_inference
 from onnx_lint.engines.prefetch import collect_prefetched_inference, is_prefetched
 from onnx_lint.engines.strip import strip_model, swap_heavy_initializers
+from onnx_lint.engines.value_sets import value_set_shapes
 from onnx_lint.model.dim_expressions import DimExpression, affine_text, parse_dim_expression
 from onnx_lint.model.graphs import ROOT, resolve_graph
 from onnx_lint.model.load import LoadedModel
@@ -102,6 +103,9 @@ class ShapeOracle:
     # Where inference lists the main graph's node outputs (``listing_order``), once asked for.
     _listing: dict[str, int] | None = None
     _listing_asked: bool = False
+    # Per main-graph tensor whose shape the value of a graph input sets, those inputs (engines/value_sets.py);
+    # worked out when an engine that needs values (the symbolic engine, the probe) first answers.
+    _value_set: dict[str, frozenset[str]] | None = None
     # False only for ``rebind``, which hands over the facts derived for the original model.
     derive: InitVar[bool] = True
 
@@ -256,6 +260,19 @@ class ShapeOracle:
         except Exception as exc:
             self.notes.append(EngineNote(Engine.ONNX_LOOP_RANK, first_line(exc)))
 
+    # -- dims set by the value of a graph input (engines/value_sets.py) -------------
+    @property
+    def value_set(self) -> dict[str, frozenset[str]]:
+        """Main-graph tensors whose shape the value of a graph input sets, with those inputs.
+
+        The symbolic engine and the probe know nothing of those values (the one guesses, the other feeds
+        values nobody promised), so neither answers for these tensors; ONNX's inference, which never
+        invents a value, still does.
+        """
+        if self._value_set is None:
+            self._value_set = value_set_shapes(self.loaded.model.graph)
+        return self._value_set
+
     # -- ONNX Runtime symbolic inference (fallback) -----------------------------
     @timings.timed(timings.SYMBOLIC)
     def ensure_symbolic(self, budget_s: float) -> None:
@@ -274,9 +291,10 @@ class ShapeOracle:
             if result.expired:
                 self.expired.append(Expiry(Engine.ORT_SYMBOLIC, budget_s))
             return
+        value_set = self.value_set
         for value in list(result.graph.value_info) + list(result.graph.output):
             info = value_tensor_info(value)
-            if info is not None and info.rank is not None:
+            if info is not None and info.rank is not None and value.name not in value_set:
                 self._symbolic[value.name] = info
 
     def symbolic_types(self) -> dict[str, TensorInfo]:
@@ -294,7 +312,11 @@ class ShapeOracle:
         if self.probe_result is None:
             from onnx_lint.engines import probe as probing  # by module: a benchmark counts the calls
 
-            self.probe_result = probing.probe(self.loaded, outputs, timeout=budget_s)
+            wanted = [o for o in outputs if o not in self.value_set]
+            if not wanted:
+                self.probe_result = probing.ProbeResult({}, "every output's shape is set by a graph input's value")
+                return self.probe_result
+            self.probe_result = probing.probe(self.loaded, wanted, timeout=budget_s)
             if self.probe_result.expired:
                 self.expired.append(Expiry(Engine.ORT_RUN, budget_s))
         return self.probe_result

@@ -32,7 +32,7 @@ from onnx_lint.lint.conflicts import find_conflicts
 from onnx_lint.lint.declarations import Declaration, DuplicateDeclarations
 from onnx_lint.lint.loop_state import state_declarations
 from onnx_lint.lint.untyped import UntypedGroup
-from onnx_lint.lint.verdicts import ToolVerdicts, tool_verdicts
+from onnx_lint.lint.verdicts import ToolVerdicts, runtime_refusal, tool_verdicts
 from onnx_lint.model.dim_expressions import parse_dim_expression
 from onnx_lint.model.edits import DimProof, SetType
 from onnx_lint.model.graphs import ROOT, GraphScope, defined_outside
@@ -260,6 +260,9 @@ class LintContext:
         self.oracle.ensure_loop_ranks()  # as cheap as ONNX's inference: first
         for decl in needy:
             decl.set_derived(*self.oracle.derived(decl.graph, decl.name))
+        # A shape an input's value sets is ONNX's to derive or nobody's: the engines below lack that value.
+        value_set = self.oracle.value_set if any(d.underivable for d in needy) else {}
+        needy = [d for d in needy if d.name not in value_set]
         if any(d.underivable for d in needy):
             self.oracle.ensure_symbolic(self.budget_s)
             for decl in needy:
@@ -368,7 +371,13 @@ class LintContext:
     @cached_property
     def tool_verdicts(self) -> ToolVerdicts:
         """The full checker's and ONNX Runtime's own verdicts on this model (asked once, on first need)."""
-        return tool_verdicts(self.loaded)
+        return tool_verdicts(self.loaded, self.runtime_refusal)
+
+    @cached_property
+    def runtime_refusal(self) -> str | None:
+        """ONNX Runtime's own reason not to create a session for this model, asked in a bounded child once, on
+        first need (``None``: it creates one, or cannot be asked)."""
+        return runtime_refusal(self.loaded)
 
     @cached_property
     def covered_failures(self) -> list[tuple[GraphScope, int, str]]:

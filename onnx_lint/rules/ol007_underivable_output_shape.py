@@ -61,7 +61,12 @@ class UnderivableOutputShape(Rule):
         for decl in ctx.declarations:
             if decl.kind == "output" and decl.graph == ROOT and ctx.oracle.probe_result is not None:
                 yield from self._branch_dependent(ctx, decl)
-            if decl.kind != "output" or not decl.underivable:
+            if decl.kind != "output":
+                continue
+            if decl.graph == ROOT and _unproven_numbers(decl) and decl.name in ctx.oracle.value_set:
+                yield self._value_set(ctx, decl)
+                continue
+            if not decl.underivable:
                 continue
             if (decl.graph, decl.name) in ctx.undefined_outputs:
                 continue  # nothing produces it: OL104's error says so, and there is no shape to derive
@@ -123,6 +128,26 @@ class UnderivableOutputShape(Rule):
             decl.location,
         )
 
+    def _value_set(self, ctx: LintContext, decl: Declaration) -> Diagnostic:
+        """An output whose shape the value of a graph input sets: its declared numbers are a contract on the
+        values the model is fed, which no engine can check for every value."""
+        inputs = sorted(ctx.oracle.value_set[decl.name])
+        named = " and ".join(f"'{name}'" for name in inputs)
+        numbers = _unproven_numbers(decl)
+        declared = decl.declared_info
+        if len(numbers) == len(declared.dims or ()):
+            what = f"its declared {format_info(declared)} holds"
+        else:
+            dims = " and ".join(map(str, numbers))
+            what = f"its declared dim{'s' if len(numbers) > 1 else ''} {dims} of {format_info(declared)} " \
+                   f"hold{'' if len(numbers) > 1 else 's'}"
+        return self.report(
+            ctx,
+            f"the shape of graph output '{decl.name}' is set by the value of input{'s' if len(inputs) > 1 else ''} "
+            f"{named}: {what} only for the values the model is fed, which no engine knows; kept unverified",
+            decl.location,
+        )
+
     @staticmethod
     def _non_tensor(ctx: LintContext, name: str) -> bool:
         for value in ctx.model.graph.output:
@@ -130,6 +155,19 @@ class UnderivableOutputShape(Rule):
                 which = value.type.WhichOneof("value")
                 return which is not None and which not in ("tensor_type", "sparse_tensor_type")
         return False
+
+
+def _unproven_numbers(decl: Declaration) -> list[int]:
+    """Declared numbers no engine derived as numbers: where the derived dim is not concrete, or the whole shape
+    is underivable."""
+    declared = decl.declared.dims if decl.declared is not None else None
+    if not declared:
+        return []
+    numbers = [i for i, dim in enumerate(declared) if isinstance(dim, int) and dim >= 0]
+    if not numbers or decl.underivable or decl.rank_mismatch:
+        return numbers
+    derived = decl.derived_info.dims or ()
+    return [i for i in numbers if not isinstance(derived[i], int)]
 
 
 def _claims_a_size(ctx: LintContext, dim: Dim) -> bool:
