@@ -120,6 +120,10 @@ def _run_jobs(jobs: list[Job], requested: int) -> list:
             results[i] = hit
     workers = requested if requested > 0 else (os.cpu_count() or 1)
     workers = max(1, min(workers, len(misses)))
+    if len(misses) > 1:  # many models: each process keeps its sandboxed children warm (engines/warm_children.py)
+        from onnx_lint.engines.warm_children import keep_warm
+
+        keep_warm()
     if workers == 1:
         for i in misses:
             results[i] = process_job(jobs[i])

@@ -32,6 +32,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from onnx_lint.engines import warm_children as warm
+
 # The fixed address-space cap of a child that runs a model (the probe, the --fix runtime check).
 MEMORY_CAP_BYTES = 3 * 2**30
 # The largest model such a child accepts: ONNX Runtime holds the file's bytes, its own copy of the
@@ -81,7 +83,7 @@ if resource is not None:
 import json
 stream = sys.stdin.buffer
 header = json.loads(stream.readline())
-payload = stream.read()
+payload = b"" if os.environ.pop("ONNX_LINT_WARM", None) else stream.read()  # a warm child reads on, framed
 sys.stdin = open(os.devnull)
 exec(compile(header["program"], "<onnx-lint child>", "exec"),
      {"__name__": "__onnx_lint_child__", "request": header["request"], "payload": payload})
@@ -111,15 +113,20 @@ def too_large(size: int) -> str | None:
 
 
 def run_child(program: str, request: object, payload: bytes = b"", *, timeout: float, label: str,
-              memory: int = MEMORY_CAP_BYTES, cancelled: Callable[[], bool] | None = None) -> ChildOutcome:
+              memory: int = MEMORY_CAP_BYTES, cancelled: Callable[[], bool] | None = None,
+              reusable: bool = True) -> ChildOutcome:
     """Run ``program`` in a sandboxed child (see the module's docstring) and wait at most ``timeout`` s.
 
     ``label`` is a fixed word (``runtime-probe``, ``quantize-validation``) that follows ``CHILD_MARK`` in the
     child's argv, so that ``ps`` (and a test) can tell our children apart; no request data goes there.
     ``memory`` is the address-space cap in bytes: ``MEMORY_CAP_BYTES`` unless the caller documents its own
     (quantize's validation holds two models and their outputs; 0: no cap). ``cancelled`` is polled while
-    the child runs; when it returns True the child's group is killed at once.
+    the child runs; when it returns True the child's group is killed at once. Once ``keep_warm`` was
+    called, a ``reusable`` request runs in a warm child of the same label and cap (``warm.py``).
     """
+    if reusable and warm.enabled():
+        return warm.run(program, request, payload, timeout=timeout, label=label, memory=memory,
+                        cancelled=cancelled)
     env = dict(os.environ)
     env.update(ONE_THREAD_ENV)
     env["ONNX_LINT_PARENT_PID"] = str(os.getpid())
