@@ -22,6 +22,7 @@ class Engine(str, Enum):
     ORT_SYMBOLIC = "onnxruntime-symbolic"
     ORT_RUN = "onnxruntime run"
     ORT_REGISTRY = "onnxruntime registry"
+    ORT_SESSION = "onnxruntime session"
     CHECKER = "onnx.checker"
     CHECKER_FULL = "onnx.checker, full"
 

@@ -15,7 +15,7 @@ import onnx
 
 from onnx_lint.engines.node_inference import NO_TYPE, NodeFailure, explain_untyped, has_elem_type
 from onnx_lint.engines.strip import INLINE_ELEMENTS
-from onnx_lint.model.graphs import ONNX_DOMAINS, GraphScope, resolve_graph, topological_order
+from onnx_lint.model.graphs import ONNX_DOMAINS, GraphScope, onnx_domain, resolve_graph, topological_order
 from onnx_lint.model.tensors import constant_node_tensor
 
 if TYPE_CHECKING:
@@ -74,10 +74,22 @@ def _typed(ctx: LintContext, scope: GraphScope, name: str, annotated: bool = Fal
     return False
 
 
+# Operators whose ONNX inference walks their graph attributes: any other operator's body (FlexAttention's
+# ``score_mod``, a custom operator's) is never inferred, so nothing "stops" there.
+_INFERRED_BODIES = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+
+
+def _never_inferred(scope: GraphScope) -> bool:
+    owner = scope.owner_node
+    return owner is not None and (onnx_domain(owner.domain) != "" or owner.op_type not in _INFERRED_BODIES)
+
+
 def _untyped_in(ctx: LintContext, scope: GraphScope) -> list[tuple[UntypedGroup, str]]:
     """The untyped tensors of one graph by root-cause node, each with what to say should strict inference
     have nothing for a node that inferred alone without error."""
     graph = scope.graph
+    if _never_inferred(scope):
+        return []
     values = ctx.oracle.values(scope.path)
     outputs_typed = all(v.name in values and has_elem_type(values[v.name].type) for v in graph.output)
     if scope.path not in ctx.uninferred_outputs and outputs_typed:

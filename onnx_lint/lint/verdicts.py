@@ -40,14 +40,20 @@ class ToolVerdicts:
         return "; ".join(said)
 
 
-def tool_verdicts(loaded: LoadedModel) -> ToolVerdicts:
-    """Ask the full checker, and ONNX Runtime in its bounded child where it can be asked, about ``loaded``."""
+def runtime_refusal(loaded: LoadedModel) -> str | None:
+    """ONNX Runtime's own reason not to create a session for ``loaded`` (``None``: it creates one, or cannot be
+    asked: ``runtime_refusal_to_ask``)."""
+    if runtime_refusal_to_ask(loaded) is not None:
+        return None
+    return runtime_load_error(loaded.data)
+
+
+def tool_verdicts(loaded: LoadedModel, runtime: str | None) -> ToolVerdicts:
+    """The full checker's verdict on ``loaded``, beside ONNX Runtime's (``runtime_refusal``, asked once per model)."""
     data = loaded.data
     if loaded.has_external_data:  # the external tensors become typed inputs: no weight byte is read
         copy = loaded.fresh_copy()
         swap_heavy_initializers(copy, loaded.scope_paths, all_external=True)
         data = copy.SerializeToString()
     checker = full_checker_error(data)
-    unasked = runtime_refusal_to_ask(loaded)
-    runtime = runtime_load_error(loaded.data) if unasked is None else None
-    return ToolVerdicts(checker, runtime, unasked)
+    return ToolVerdicts(checker, runtime, runtime_refusal_to_ask(loaded))

@@ -17,7 +17,7 @@ CATALOG: tuple[tuple[str, str, str, str, bool, str, str], ...] = (
     ('OL104', 'undefined-tensor', 'A graph output or node input names a tensor nothing defines', 'error', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL104/', 'never'),
     ('OL105', 'duplicate-node-name', 'Two nodes share a name (tools address nodes by name)', 'info', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL105/', 'never'),
     ('OL106', 'runtime-version-unsupported', 'IR version or opset newer than the installed ONNX Runtime loads', 'error', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL106/', 'never'),
-    ('OL107', 'runtime-missing-kernel', "No ONNX Runtime CPU kernel for a node's operator version or element types", 'error', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL107/', 'never'),
+    ('OL107', 'runtime-missing-kernel', 'ONNX Runtime has no CPU kernel for a node (or its kernel rejects the node), in its own words', 'error', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL107/', 'never'),
     ('OL108', 'batch-baked-into-constant', 'A Reshape/Expand constant, or a computed Reshape target, fixes the batch while it is dynamic', 'warning', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL108/', 'never'),
     ('OL109', 'duplicate-value-info', "A tensor is declared more than once in one graph's value_info", 'warning', True, 'https://onnx-lint.github.io/onnx-lint/rules/OL109/', 'always'),
     ('OL110', 'orphan-value-info', 'value_info entries for tensors nothing in the model defines', 'info', False, 'https://onnx-lint.github.io/onnx-lint/rules/OL110/', 'never'),
