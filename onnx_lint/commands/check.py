@@ -120,10 +120,16 @@ def _run_jobs(jobs: list[Job], requested: int) -> list:
             results[i] = hit
     workers = requested if requested > 0 else (os.cpu_count() or 1)
     workers = max(1, min(workers, len(misses)))
-    if len(misses) > 1:  # many models: each process keeps its sandboxed children warm (engines/warm_children.py)
-        from onnx_lint.engines.warm_children import keep_warm
+    if len(misses) < 2:
+        return _lint(jobs, misses, workers, results)
+    from onnx_lint.engines.warm_children import kept_warm
 
-        keep_warm()
+    with kept_warm():  # many models: each process keeps its sandboxed children warm (engines/warm_children.py)
+        return _lint(jobs, misses, workers, results)
+
+
+def _lint(jobs: list[Job], misses: list[int], workers: int, results: dict[int, object]) -> list:
+    """Lint the cache misses, here or in ``workers`` processes; every job's result, in order."""
     if workers == 1:
         for i in misses:
             results[i] = process_job(jobs[i])

@@ -24,8 +24,8 @@ options.inter_op_num_threads = 1
 options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
 try:
     ort.InferenceSession(request.get("path") or payload, options, providers=["CPUExecutionProvider"])
-except Exception as exc:
-    sys.stderr.write(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+except Exception as exc:  # the words go to stdout: stderr also holds whatever the runtime's C++ logged
+    sys.stdout.write(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
     sys.exit(3)
 """
 
@@ -70,4 +70,8 @@ def runtime_load_error(path: Path | bytes, timeout: float = 120.0) -> str | None
         return None
     if done.returncode < 0:
         return f"ONNX Runtime crashed while loading the model ({signal_name(done.returncode)})"
-    return done.text().strip()[-500:] or f"ONNX Runtime exited with status {done.returncode}"
+    said = done.stdout.decode("utf-8", "replace").strip() if done.returncode == 3 else ""
+    if not said:  # an error before the session was asked for (an import): the last line it wrote
+        lines = done.text().strip().splitlines()
+        said = lines[-1] if lines else ""
+    return said[:500] or f"ONNX Runtime exited with status {done.returncode}"

@@ -121,8 +121,8 @@ def run_child(program: str, request: object, payload: bytes = b"", *, timeout: f
     child's argv, so that ``ps`` (and a test) can tell our children apart; no request data goes there.
     ``memory`` is the address-space cap in bytes: ``MEMORY_CAP_BYTES`` unless the caller documents its own
     (quantize's validation holds two models and their outputs; 0: no cap). ``cancelled`` is polled while
-    the child runs; when it returns True the child's group is killed at once. Once ``keep_warm`` was
-    called, a ``reusable`` request runs in a warm child of the same label and cap (``warm.py``).
+    the child runs; when it returns True the child's group is killed at once. Within ``kept_warm``, a
+    ``reusable`` request runs in a warm child of the same label and cap (``warm_children.py``).
     """
     if reusable and warm.enabled():
         return warm.run(program, request, payload, timeout=timeout, label=label, memory=memory,

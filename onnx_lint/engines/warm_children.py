@@ -3,7 +3,7 @@
 A fresh child pays for a Python start and for importing onnxruntime (and sympy, for the symbolic
 engine): 0.2-1 s, against a few milliseconds for asking ONNX Runtime about a one-node model. A folder
 of small models (a fixture repository, a model zoo, ONNX's conformance cases) would spend nearly all
-its time there. Once ``keep_warm`` is called (the CLI does, for more than one file), each request goes
+its time there. Within ``kept_warm`` (the CLI's check of more than one file), each request goes
 to an idle child of the same label and memory cap, started the way ``sandbox.run_child`` starts one and
 bounded the same way:
 
@@ -22,6 +22,7 @@ travels on a pipe of its own, so a native library printing to file descriptor 1 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import struct
@@ -29,12 +30,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from onnx_lint.engines import sandbox
 
-__all__ = ["MAX_REQUESTS", "enabled", "keep_warm", "run", "shutdown"]
+__all__ = ["MAX_REQUESTS", "enabled", "kept_warm", "run", "shutdown"]
 
 # A child serves at most this many requests (memory fragments; ONNX Runtime keeps arenas).
 MAX_REQUESTS = 256
@@ -132,10 +133,18 @@ class _Warm:
             pass
 
 
-def keep_warm() -> None:
-    """From now on, reusable sandboxed requests in this process go to warm children."""
+@contextlib.contextmanager
+def kept_warm() -> Iterator[None]:
+    """Within the block, reusable sandboxed requests of this process (and of processes it forks) go to warm
+    children; at its end the idle ones are stopped."""
     global _enabled
-    _enabled = True
+    before, _enabled = _enabled, True
+    try:
+        yield
+    finally:
+        _enabled = before
+        if not before:
+            shutdown()
 
 
 def enabled() -> bool:

@@ -190,7 +190,7 @@ def _locate(ctx: LintContext, refusal: str, found: list[tuple[GraphScope, int, s
         for index, node in enumerate(scope.graph.node):
             if (name and node.name == name) or (not name and op_type and node.op_type == op_type):
                 return Location.at_node(scope.path, index, node), ""
-            if expanded is None and op_type and op_type in _function_ops(ctx, node):
+            if expanded is None and op_type and op_type in _function_ops(ctx, scope, node):
                 expanded = (scope, index)
     if expanded is not None:
         scope, index = expanded
@@ -209,13 +209,30 @@ def _locate(ctx: LintContext, refusal: str, found: list[tuple[GraphScope, int, s
     return Location("graph"), ""
 
 
-def _function_ops(ctx: LintContext, node: onnx.NodeProto) -> frozenset[str]:
-    """Operators in the function body ONNX defines for ``node``'s operator at the model's opset."""
+def _function_ops(ctx: LintContext, scope: GraphScope, node: onnx.NodeProto) -> frozenset[str]:
+    """Operators in the function body ONNX defines for ``node``'s operator at the model's opset (a body that
+    depends on the node, like Bernoulli's, is built for its attributes and input types)."""
     domain = onnx_domain(node.domain)
     opset = next((o.version for o in ctx.model.opset_import if onnx_domain(o.domain) == domain), None)
     schema = _schema(node.op_type, opset, domain) if opset is not None else None
-    body = getattr(schema, "function_body", None) if schema is not None else None
-    return frozenset(n.op_type for n in body.node) if body is not None else frozenset()
+    if schema is None:
+        return frozenset()
+    if schema.function_body.node:
+        return frozenset(n.op_type for n in schema.function_body.node)
+    if not _has_function(schema):
+        return frozenset()
+    known = {**{v.name: v for v in scope.graph.input}, **ctx.oracle.values(scope.path)}
+    types = [known[name].type.SerializeToString() if name in known else None for name in node.input]
+    if None in types:
+        return frozenset()
+    build = getattr(schema, "get_context_dependent_function", None)  # real, but not in onnx's type stubs
+    if build is None:
+        return frozenset()
+    try:
+        body = onnx.FunctionProto.FromString(build(node.SerializeToString(), types))
+    except Exception:  # onnx raises bare errors for bodies it cannot build
+        return frozenset()
+    return frozenset(n.op_type for n in body.node)
 
 
 def _scope_types(ctx: LintContext, scope: GraphScope, own: dict[str, dict[str, int]]) -> Mapping[str, int]:
