@@ -222,3 +222,35 @@ async def test_closing_a_model_mid_probe_leaves_no_child(server, tmp_path):
         for pid, started in children:
             if _alive(pid, started):
                 os.kill(pid, signal.SIGKILL)
+
+
+@linux_only
+def test_warm_children_keep_each_request_bounded_and_replace_a_spent_one():
+    """Within ``kept_warm`` one child answers many requests (no new interpreter each), yet each request has a
+    CPU deadline of its own, a runaway is stopped at its budget, and a crash or a timeout retires the child; a
+    native write to file descriptor 1 cannot corrupt an answer; at the block's end no warm child is left."""
+    from onnx_lint.engines.warm_children import kept_warm
+
+    pid = "import os, sys; sys.stdout.write(str(os.getpid()))"
+    with kept_warm():
+        first = sandbox.run_child(pid, None, timeout=10, label="test")
+        again = sandbox.run_child(pid + "; os.write(1, b'noise')", None, timeout=10, label="test")
+        assert first.returncode == again.returncode == 0 and first.stdout == again.stdout
+        refused = sandbox.run_child("import sys; sys.stdout.write('no'); sys.exit(3)", None, timeout=10, label="test")
+        assert (refused.returncode, refused.stdout) == (3, b"no")
+        assert sandbox.run_child(pid, None, timeout=10, label="test").stdout == first.stdout  # kept after exit 3
+        deadline = sandbox.run_child(
+            "import resource, sys; used = resource.getrusage(resource.RUSAGE_SELF); "
+            "sys.stdout.write(f'{resource.getrlimit(resource.RLIMIT_CPU)[0] - used.ru_utime - used.ru_stime}')",
+            None, timeout=10, label="test")
+        assert 10 + sandbox.CPU_GRACE_S - 1 <= float(deadline.stdout) <= 10 + sandbox.CPU_GRACE_S + 2
+        runaway = sandbox.run_child("while True: pass", None, timeout=2, label="test")
+        assert runaway.timed_out
+        crashed = sandbox.run_child("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", None, timeout=10,
+                                    label="test")
+        assert crashed.returncode == -signal.SIGSEGV
+        fresh = sandbox.run_child(pid, None, timeout=10, label="test")
+        assert fresh.returncode == 0 and fresh.stdout != first.stdout
+        children = _descendants_running_a_model()
+        assert [p for p, _ in children] == [int(fresh.stdout)]
+    _wait_for(lambda: not _descendants_running_a_model(), "a warm child outlived kept_warm")
