@@ -75,7 +75,12 @@ class UnderivableOutputShape(Rule):
             if decl.declared is None and self._non_tensor(ctx, decl.name):
                 continue  # sequences and maps (ZipMap) have no tensor shape to derive
             tried = ["onnx: no shape"]
-            if decl.graph == ROOT and ctx.oracle.symbolic_ran:
+            setters = ctx.oracle.value_set.get(decl.name) if decl.graph == ROOT else None
+            if setters:
+                named = " and ".join(f"'{name}'" for name in sorted(setters))
+                tried.append(f"{Engine.ORT_SYMBOLIC} and {Engine.ORT_RUN}: not asked, since its shape is set by the "
+                             f"value of input{'s' if len(setters) > 1 else ''} {named}, which they would guess")
+            elif decl.graph == ROOT and ctx.oracle.symbolic_ran:
                 failure = next((n.message for n in ctx.oracle.notes if n.engine == Engine.ORT_SYMBOLIC), None)
                 if failure is not None and "cyclic" in failure:
                     # The model has no cycle (cycles are refused before any rule runs): ONNX Runtime's
@@ -85,7 +90,7 @@ class UnderivableOutputShape(Rule):
             elif decl.graph != ROOT:
                 tried.append(f"{Engine.ORT_SYMBOLIC}: not run on subgraphs")
                 tried.append(f"{Engine.ORT_RUN}: a run returns only the main graph's outputs, not a subgraph's")
-            if decl.graph == ROOT:
+            if decl.graph == ROOT and not setters:
                 if not ctx.runtime_probe:
                     tried.append(f"{Engine.ORT_RUN}: turned off")
                 elif ctx.oracle.probe_result is not None:
