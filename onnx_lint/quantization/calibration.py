@@ -7,6 +7,7 @@ quantized model is accurate: callers must say so loudly.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import onnx
 
 from onnx_lint.base.errors import OnnxLintError
 from onnx_lint.model.shapes import Dim, tensor_info
+from onnx_lint.quantization.calibration_files import MAX_CALIBRATION_BYTES, read_arrays
 
 # Dynamic dims of random samples: the first (batch) axis gets 1, every other one 32.
 DEFAULT_BATCH = 1
@@ -107,6 +109,11 @@ def random_samples(specs: list[InputSpec], overrides: dict[str, tuple[int, ...]]
         raise CalibrationError(f"--input-shape names no graph input: {', '.join(sorted(unknown))}")
     rng = np.random.default_rng(seed)
     shapes = {s.name: concrete_shape(s, overrides.get(s.name)) for s in specs}
+    total = count * sum(math.prod(shapes[s.name]) * s.dtype.itemsize for s in specs)
+    if total > MAX_CALIBRATION_BYTES:
+        raise CalibrationError(f"{count} random samples of {', '.join(f'{n}{list(v)}' for n, v in shapes.items())} "
+                               f"would take {total / 2**30:.1f} GiB; calibration data is limited to "
+                               f"{MAX_CALIBRATION_BYTES / 2**30:.0f} GiB (ask for fewer samples)")
     return [{s.name: rng.standard_normal(shapes[s.name]).astype(s.dtype) for s in specs} for _ in range(count)]
 
 
@@ -117,21 +124,14 @@ def load_samples(path: Path, specs: list[InputSpec]) -> list[Sample]:
     batch 3 cannot run a batch-1 sample, so 48 rows become 16 samples of 3 (rows
     left over after the last whole batch are not used).
     """
-    try:
-        if path.suffix == ".npz":
-            with np.load(path, allow_pickle=False) as archive:
-                arrays = {key: archive[key] for key in archive.files}
-        elif path.suffix == ".npy":
-            if len(specs) != 1:
-                raise CalibrationError(f"{path}: a .npy file feeds a single-input model; this model has "
-                                       f"{len(specs)} inputs ({', '.join(s.name for s in specs)}): use .npz")
-            arrays = {specs[0].name: np.load(path, allow_pickle=False)}
-        else:
-            raise CalibrationError(f"{path}: calibration data must be a .npz or .npy file")
-    except FileNotFoundError:
-        raise CalibrationError(f"{path}: no such calibration data file") from None
-    except (OSError, ValueError) as exc:
-        raise CalibrationError(f"{path}: cannot read calibration data: {exc}") from None
+    found, kind = read_arrays(path)
+    if kind == "npz":
+        arrays = found
+    elif len(specs) != 1:
+        raise CalibrationError(f"{path}: a .npy file feeds a single-input model; this model has "
+                               f"{len(specs)} inputs ({', '.join(s.name for s in specs)}): use .npz")
+    else:
+        arrays = {specs[0].name: found[""]}
     names = {s.name for s in specs}
     missing = sorted(names - set(arrays))
     if missing:
