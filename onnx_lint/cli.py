@@ -43,7 +43,8 @@ def _build_parser() -> argparse.ArgumentParser:
     check.add_argument("-o", "--output-file", help="write diagnostics to this file instead of stdout")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even if diagnostics remain")
     check.add_argument("--statistics", action="store_true", help="print a count per rule instead")
-    check.add_argument("--jobs", "-j", type=int, default=0, help="parallel processes (0: one per core)")
+    check.add_argument("--jobs", "-j", type=_jobs_arg, default=0,
+                       help="parallel processes (0: one per core; at most one per core)")
     check.add_argument("--no-cache", action="store_true", help="neither read nor write the lint cache")
     check.add_argument("--config", help="configuration file (onnx-lint.toml or pyproject.toml)")
     check.add_argument("--no-runtime-check", action="store_true",
@@ -163,10 +164,24 @@ def _run_extension(command: str, argv: list[str]) -> int:
 
 
 def _budget_arg(value: str) -> float:
+    from onnx_lint.engines.budget import MAX_BUDGET_S
+
     try:
         budget = float(value)
     except ValueError:
         budget = 0.0
-    if not budget > 0 or budget != budget or budget == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {value!r}")
+    if not 0 < budget <= MAX_BUDGET_S:  # NaN fails both comparisons
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds up to {MAX_BUDGET_S:.0f} (a day), "
+                                         f"not {value!r}")
     return budget
+
+
+def _jobs_arg(value: str) -> int:
+    """``--jobs``: 0 (one per core) up to the number of cores; more only costs memory (as ruff and xdist cap it)."""
+    try:
+        jobs = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {value!r}") from None
+    if jobs < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (one per core) or more, not {value!r}")
+    return min(jobs, os.cpu_count() or 1)

@@ -73,7 +73,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     if args.fix and args.diff:
         raise ConfigError("--fix and --diff cannot be combined: --diff writes nothing")
-    config_path = Path(args.config) if args.config else find_config(Path(args.paths[0] if args.paths else "."))
+    skipped: list[str] = []
+    config_path = Path(args.config) if args.config else find_config(Path(args.paths[0] if args.paths else "."),
+                                                                     skipped)
+    for warning in skipped:
+        print(f"warning: {warning}", file=sys.stderr)
     settings = load_config(config_path) if config_path else Settings()
     settings = merge_cli(settings, select=_split(args.select), extend_select=_split(args.extend_select),
                          ignore=_split(args.ignore))

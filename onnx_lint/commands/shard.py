@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 from onnx_lint.base.errors import ConfigError
+
+_DIGITS = re.compile(r"[0-9]{1,9}")
 
 
 def parse_shard(text: str) -> tuple[int, int]:
     """``"2/4"`` -> ``(2, 4)``: shard numbers start at 1, as CI matrices count them."""
     k, sep, n = text.partition("/")
-    if not sep or not k.strip().isdigit() or not n.strip().isdigit() or not 1 <= int(k) <= int(n):
+    k, n = k.strip(), n.strip()
+    # ASCII digits only: "²".isdigit() is True, and int("²") raises.
+    if not sep or not _DIGITS.fullmatch(k) or not _DIGITS.fullmatch(n) or not 1 <= int(k) <= int(n):
         raise ConfigError(f"--shard '{text}' must be K/N with 1 <= K <= N, e.g. --shard 2/4")
     return int(k), int(n)
 

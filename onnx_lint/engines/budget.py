@@ -24,10 +24,16 @@ def inference_budget(configured: float | None, bare_s: float) -> float:
     return BASE_S + PER_BARE_SECOND * max(bare_s, 0.0)
 
 
+# The largest budget accepted (a day): beyond it a deadline overflows the clocks and limits it is turned into.
+MAX_BUDGET_S = 24 * 3600.0
+
+
 def parse_budget(value: object, where: str) -> float | None:
-    """A configured budget: a positive number of seconds, or ``"auto"`` (``None``); ValueError otherwise."""
+    """A configured budget: a positive number of seconds up to ``MAX_BUDGET_S``, or ``"auto"`` (``None``);
+    ValueError otherwise (``inf``, ``nan`` and ``1e300`` included)."""
     if value == "auto" or value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"'inference-budget' in {where} must be a positive number of seconds or \"auto\"")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_BUDGET_S:
+        raise ValueError(f"'inference-budget' in {where} must be a positive number of seconds up to "
+                         f"{MAX_BUDGET_S:.0f} (a day), or \"auto\"; got {value!r}")
     return float(value)

@@ -14,7 +14,9 @@ Rule selection follows ruff, so people who know ruff need to learn nothing:
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
+import stat
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -150,10 +152,17 @@ def _toml() -> Any:
     return tomllib
 
 
+# The largest configuration file read (a real one is a few hundred bytes).
+MAX_CONFIG_BYTES = 1 << 20
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     tomllib = _toml()
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        text = _read_text(path)
+        return tomllib.loads(text)
+    except RecursionError:  # tomllib recurses once per nesting level of an array or inline table
+        raise ConfigError(f"{path} is not valid TOML for onnx-lint: a value is nested too deeply") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
@@ -162,36 +171,69 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
 
 
+def _read_text(path: Path) -> str:
+    """A configuration file's text: a regular file of at most ``MAX_CONFIG_BYTES`` (a FIFO would block)."""
+    with open(path, "rb") as stream:
+        info = os.fstat(stream.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(0, "not a regular file")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise OSError(0, f"larger than {MAX_CONFIG_BYTES // 1024} KiB")
+        return stream.read(MAX_CONFIG_BYTES + 1).decode("utf-8")
+
+
 def _has_table(pyproject: Path) -> bool:
     try:
-        text = pyproject.read_text(encoding="utf-8")
+        text = _read_text(pyproject)
     except (OSError, UnicodeDecodeError):
         return False
     tomllib = _toml()
     try:
         tool = tomllib.loads(text).get("tool")
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         # Broken, but meant for us: pick it so that load_config reports the error
         # instead of silently linting with the defaults.
         return f"[tool.{TABLE}" in text or f'[tool."{TABLE}"' in text
     return isinstance(tool, dict) and TABLE in tool
 
 
-def find_config(start: Path) -> Path | None:
+def find_config(start: Path, skipped: list[str] | None = None) -> Path | None:
     """The nearest onnx-lint.toml, or pyproject.toml with ``[tool.onnx-lint]``, from ``start`` up.
 
-    In one folder onnx-lint.toml wins over pyproject.toml, as ruff.toml does for ruff.
+    In one folder onnx-lint.toml wins over pyproject.toml, as ruff.toml does for ruff. A file another user
+    could have planted (``untrusted``) is passed over, and why goes to ``skipped``.
     """
     folder = Path(start).resolve()
     if not folder.is_dir():
         folder = folder.parent
     for candidate in (folder, *folder.parents):
-        own = candidate / CONFIG_NAME
-        if own.is_file():
-            return own
-        pyproject = candidate / PYPROJECT
-        if pyproject.is_file() and _has_table(pyproject):
-            return pyproject
+        for path in (candidate / CONFIG_NAME, candidate / PYPROJECT):
+            if not path.is_file() or (path.name == PYPROJECT and not _has_table(path)):
+                continue
+            reason = untrusted(path)
+            if reason is None:
+                return path
+            if skipped is not None:
+                skipped.append(f"ignored {path}: {reason}; pass --config {path} to use it")
+    return None
+
+
+def untrusted(path: Path) -> str | None:
+    """Why a discovered configuration file is not trusted (``None``: it is), as git's ``safe.directory`` reasons:
+    a file anyone may write, or one owned by another user (not root) in a folder a group or anyone may write
+    (``/tmp``, a shared folder above the project), could have been put there to turn rules off."""
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # Windows: no owners to compare
+        return None
+    try:
+        info, parent = path.stat(), path.parent.stat()
+    except OSError:
+        return None
+    if info.st_mode & stat.S_IWOTH:
+        return "anyone may write it"
+    me = getuid()
+    if info.st_uid not in (me, 0) and parent.st_mode & (stat.S_IWOTH | stat.S_IWGRP):
+        return f"it belongs to another user (uid {info.st_uid}) in a folder others may write"
     return None
 
 
