@@ -8,6 +8,7 @@ asked to stop.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -191,13 +192,54 @@ class EventProgress(Progress):
 
 
 def quantize_job(path: str, output: str, options: dict, *, emit: Emit, cancelled: Check) -> dict:
-    """Section 5's pipeline with the server's options; returns the report and its text summary."""
+    """The quantize pipeline with the server's options (checked by ``server/quantize_options.py``), under this
+    worker's memory cap; returns the report and its text summary."""
+    source, target = Path(path), Path(output)
+    from onnx_lint.quantization.options import QuantizeError
+
+    _cap_memory(source)
+    try:
+        return _quantize(source, target, options, emit, cancelled)
+    except MemoryError:
+        raise QuantizeError(f"{source}: quantize ran out of its memory cap ({_memory_cap(source) / 2**30:.0f} GiB "
+                            f"of address space for this model); nothing was written") from None
+    except OSError as exc:  # a full TMPDIR, a read-only output folder
+        raise QuantizeError(f"{exc.filename or target}: {exc.strerror or exc}; nothing was written") from None
+
+
+# A quantize worker's address-space cap: room for ONNX Runtime's calibration sessions and the copies of the
+# weights the pipeline makes, with a floor for small models (a worker runs one quantize job, then goes).
+QUANTIZE_MEMORY_FLOOR = 8 << 30
+QUANTIZE_MEMORY_PER_MODEL_BYTE = 12
+
+
+def _memory_cap(source: Path) -> int:
+    try:
+        size = source.stat().st_size
+    except OSError:
+        size = 0
+    return max(QUANTIZE_MEMORY_FLOOR, QUANTIZE_MEMORY_PER_MODEL_BYTE * size)
+
+
+def _cap_memory(source: Path) -> None:
+    """Cap this worker's address space before any work (it serves this one job and is then stopped)."""
+    try:
+        import resource
+    except ImportError:  # Windows: the job's time limit remains
+        return
+    cap = _memory_cap(source)
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY or soft > cap:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def _quantize(source: Path, target: Path, options: dict, emit: Emit, cancelled: Check) -> dict:
     from onnx_lint.quantization.calibration import calibration_inputs, parse_input_shape
     from onnx_lint.quantization.from_file import RANDOM_WARNING
     from onnx_lint.quantization.pipeline import QuantizeOptions, quantize_model
     from onnx_lint.quantization.report import format_summary
 
-    source, target = Path(path), Path(output)
     data = Path(options["calibrationData"]) if options.get("calibrationData") else None
     shapes = dict(parse_input_shape(s) for s in options.get("inputShapes", []))
     samples, calibration = calibration_inputs(read_model(source).model, data, shapes, options.get("samples", 8))

@@ -13,6 +13,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# The longest output path accepted (PATH_MAX on Linux): resolving a path costs time in its number of parts.
+MAX_PATH_CHARS = 4096
+
 
 class OutputRefused(ValueError):
     """The requested output is outside the allowed folder, or is the model itself."""
@@ -24,12 +27,18 @@ def quantize_output(model: Path, requested: str | None, workspace: Path | None) 
         raise OutputRefused("the quantize output must be a path (a string)")
     if requested is not None and "\0" in requested:
         raise OutputRefused("the quantize output contains a NUL byte")
+    if requested is not None and len(requested) > MAX_PATH_CHARS:  # before any resolution: its cost grows with it
+        raise OutputRefused(f"the quantize output is {len(requested)} characters long; a path has at most "
+                            f"{MAX_PATH_CHARS}")
     output = Path(requested) if requested else model.with_name(f"{model.stem}.int8-fp16.onnx")
     if not output.is_absolute():
         output = model.parent / output
     boundary = workspace if workspace is not None else model.parent
-    allowed = Path(os.path.realpath(boundary))
-    resolved = Path(os.path.realpath(output))
+    try:
+        allowed = Path(os.path.realpath(boundary))
+        resolved = Path(os.path.realpath(output))
+    except (OSError, ValueError) as exc:
+        raise OutputRefused(f"the quantize output {output} cannot be resolved: {exc}") from None
     if resolved == allowed or not resolved.is_relative_to(allowed):
         raise OutputRefused(f"the quantize output {output} resolves to {resolved}, outside the workspace folder "
                             f"{allowed}; the server writes only inside it")

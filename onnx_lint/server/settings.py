@@ -24,6 +24,7 @@ from typing import Any
 
 from onnx_lint.base.errors import ConfigError
 from onnx_lint.lint.config import Settings, find_config, load_config, merge_cli
+from onnx_lint.server.quantize_options import MAX_SECONDS, checked_quantize_options
 
 SECTION = "onnxLint"
 QUANTIZE_KEYS = ("calibrationData", "calibrationMethod", "perChannel", "keepIoTypes", "validationSamples",
@@ -57,6 +58,7 @@ class ServerSettings:
     runtime_check: bool = True
     runtime_probe: bool = True  # False: never run the model, whatever the configuration file says
     lint_timeout: float = 300.0
+    quantize_timeout: float = 3600.0  # a quantize run is stopped (and writes nothing) after this many seconds
     quantize: Mapping[str, Any] = field(default_factory=dict)
     workspace_trusted: bool = True
 
@@ -85,14 +87,18 @@ class ServerSettings:
                 if not isinstance(raw[key], bool):
                     raise ConfigError(f"setting '{key}' must be true or false")
                 changes[attr] = raw[key]
-        if "lintTimeout" in raw:
-            if not isinstance(raw["lintTimeout"], (int, float)) or raw["lintTimeout"] <= 0:
-                raise ConfigError("setting 'lintTimeout' must be a positive number of seconds")
-            changes["lint_timeout"] = float(raw["lintTimeout"])
+        for key, attr in (("lintTimeout", "lint_timeout"), ("quantizeTimeout", "quantize_timeout")):
+            if key in raw:
+                value = raw[key]
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_SECONDS:
+                    raise ConfigError(f"setting '{key}' must be a positive number of seconds up to "
+                                      f"{MAX_SECONDS:.0f} (a day)")
+                changes[attr] = float(value)
         if "quantize" in raw:
             if not isinstance(raw["quantize"], Mapping):
                 raise ConfigError("setting 'quantize' must be an object")
-            changes["quantize"] = {k: v for k, v in raw["quantize"].items() if k in QUANTIZE_KEYS}
+            checked = checked_quantize_options(raw["quantize"])  # ConfigError names a bad option
+            changes["quantize"] = {k: v for k, v in checked.items() if k in QUANTIZE_KEYS}
         return replace(base, **changes)
 
     @property

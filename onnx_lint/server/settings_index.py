@@ -61,6 +61,11 @@ class SettingsIndex:
         self._folders = sorted({Path(f) for f in folders}, key=lambda f: len(f.parts), reverse=True)
         self.invalidate()
 
+    @property
+    def folders(self) -> list[Path]:
+        """The client's workspace folders, deepest first."""
+        return list(self._folders)
+
     def folder_of(self, model: Path) -> Path | None:
         """The workspace folder a model belongs to (``None`` for a model outside every folder)."""
         return next((f for f in self._folders if model.is_relative_to(f)), None)

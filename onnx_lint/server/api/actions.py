@@ -32,6 +32,7 @@ from onnx_lint.server.api.common import (
 from onnx_lint.server.convert import model_file_uri, quick_fix_title, to_lsp
 from onnx_lint.server.output_path import OutputRefused, quantize_output
 from onnx_lint.server.per_file_ignores import CannotIgnore, ignore_rule
+from onnx_lint.server.quantize_options import checked_quantize_options
 from onnx_lint.server.session import ALL_CODES, Session
 from onnx_lint.server.workers import CANCEL_GRACE_S, JobFailed, Worker, WorkerCrashed
 from onnx_lint.server.workers import jobs_by_name as jobs
@@ -115,9 +116,25 @@ def refuse_untrusted(session: Session, what: str) -> None:
         raise request_failed(f"cannot {what}: {reason}")
 
 
+def refuse_outside(session: Session, path: Path) -> None:
+    """A fix rewrites the model itself: only one the user opened, or one inside a workspace folder once every
+    link and ``..`` is resolved (as quantize confines its output), may be written."""
+    if path in session.tracked:
+        return
+    try:
+        resolved = Path(os.path.realpath(path))
+        folders = [Path(os.path.realpath(folder)) for folder in session.index.folders]
+    except (OSError, ValueError) as exc:
+        raise request_failed(f"{path}: cannot resolve the path ({exc}); nothing was written") from None
+    if not any(resolved.is_relative_to(folder) for folder in folders):
+        raise request_failed(f"{path} resolves to {resolved}, outside every workspace folder and not open in the "
+                             "editor; the server fixes only models inside them; nothing was written")
+
+
 async def fix(session: Session, path: Path, only: list[list] | None) -> dict:
     """Fix all (``only`` None) or the listed findings of a model; show the new diagnostics."""
     refuse_untrusted(session, "fix")
+    refuse_outside(session, path)
     try:
         selection = session.selection(path)
         data = await session.pool.run(jobs.fix_job, str(path), list(selection.enabled), only,
@@ -204,7 +221,10 @@ class _QuantizeProgress:
 async def quantize(session: Session, path: Path, options: dict[str, Any]) -> dict:
     """Quantize a model to a new file in a worker of its own, with progress and cancel."""
     refuse_untrusted(session, "quantize")
-    merged = {**session.settings.quantize, **options}
+    try:
+        merged = {**session.settings.quantize, **checked_quantize_options(options)}
+    except ConfigError as exc:
+        raise invalid_params(str(exc)) from None
     try:
         output = quantize_output(path, merged.pop("output", None) or None, session.index.folder_of(path))
     except OutputRefused as exc:
@@ -217,11 +237,18 @@ async def quantize(session: Session, path: Path, options: dict[str, Any]) -> dic
     await progress.begin()
     worker = Worker()
     session.quantize_workers.add(worker)
+    limit = session.settings.quantize_timeout
     job = asyncio.ensure_future(worker.call(jobs.quantize_job, str(path), str(output), merged,
-                                            on_event=progress.report))
+                                            on_event=progress.report, timeout=limit))
     watcher = session.tasks.spawn(progress.stop_on_cancel(worker, job))
     try:
         result = await job
+    except asyncio.TimeoutError:
+        message = (f"quantize took longer than {limit:g} s and was stopped (setting quantizeTimeout); "
+                   "nothing was written")
+        progress.end(message)
+        session.tell(message, lsp.MessageType.Error)
+        raise request_failed(message) from None
     except (JobFailed, WorkerCrashed) as exc:
         cancelled = progress.cancel_requested.is_set()
         if isinstance(exc, JobFailed):
@@ -264,8 +291,10 @@ def register(server: OnnxLintServer) -> None:
     @server.command("onnx-lint.fix")
     async def fix_one(ls: OnnxLintServer, *arguments: Any) -> dict:
         path = path_argument(arguments)
-        if len(arguments) < 2 or not isinstance(arguments[1], list):
-            raise invalid_params("expected the diagnostic's data.key as the second argument")
+        key = arguments[1] if len(arguments) > 1 else None
+        if not isinstance(key, list) or not all(v is None or isinstance(v, (str, int, float)) for v in key):
+            raise invalid_params("expected the diagnostic's data.key (a list of strings and numbers) as the "
+                                 "second argument")
         return await fix(ls.session, path, [arguments[1]])
 
     @server.command("onnx-lint.fixRule")
@@ -313,5 +342,7 @@ def register(server: OnnxLintServer) -> None:
     @server.command("onnx-lint.quantize")
     async def quantize_command(ls: OnnxLintServer, *arguments: Any) -> dict:
         path = path_argument(arguments)
-        options = arguments[1] if len(arguments) > 1 and isinstance(arguments[1], dict) else {}
+        options = arguments[1] if len(arguments) > 1 else {}
+        if not isinstance(options, dict):
+            raise invalid_params("expected the quantize options (an object) as the second argument")
         return await quantize(ls.session, path, options)

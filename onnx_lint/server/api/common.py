@@ -21,6 +21,10 @@ class OnnxLintServer(LanguageServer):
         self.session = Session(self)
 
 
+# The longest model path accepted (PATH_MAX on Linux).
+MAX_PATH_CHARS = 4096
+
+
 def model_path(uri: str) -> tuple[Path | None, bool]:
     """The model a URI is about, and whether the URI is its textual view."""
     viewed = view_model_path(uri)
@@ -29,15 +33,15 @@ def model_path(uri: str) -> tuple[Path | None, bool]:
     if not uri.startswith("file:"):
         return None, False
     path = to_fs_path(uri)
-    if path is None or not path.endswith(".onnx"):
-        return None, False
+    if path is None or not path.endswith(".onnx") or "\0" in path or len(path) > MAX_PATH_CHARS:
+        return None, False  # a NUL byte (file:///%00/m.onnx) or a path longer than any file system takes
     return Path(path), False
 
 
 def file_path(uri: str) -> Path | None:
     """The local file a ``file:`` URI names (any file, not only models)."""
     path = to_fs_path(uri) if uri.startswith("file:") else None
-    return Path(path) if path else None
+    return Path(path) if path and "\0" not in path and len(path) <= MAX_PATH_CHARS else None
 
 
 def invalid_params(message: str) -> JsonRpcException:
