@@ -7,15 +7,16 @@ search to mean anything (see ``ranges``) it cost 98 s on PP-OCRv4 det against
 integer truncation, ORT's ``smooth_distribution`` and ``entropy`` as the same
 float32 operations without their generic checks), block sums by reshaping
 instead of loops; ``tests/test_quantize.py`` checks that it
-agrees with ORT's implementation. It is swapped in only while onnx-lint
-calibrates, together with a guard that keeps inf/nan activations out of ORT's
-histograms.
+agrees with ORT's implementation. The calibrators onnx-lint makes get a
+collector that uses it (an instance of a subclass of ORT's, set on each
+calibrator: no class of ORT's is changed), together with a guard that keeps
+inf/nan activations out of ORT's histograms.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -132,24 +133,29 @@ def collect_value(collector, name_to_arr: dict, merge: Callable[[object, dict], 
         collector.histogram_dict[tensor] = (hist, edges, min_value, max_value, threshold)
 
 
-@contextlib.contextmanager
-def fast_entropy() -> Iterator[None]:
-    """ORT's histogram calibrators use ``entropy_threshold`` and ``collect_value`` and see only finite values,
-    for the duration."""
+def use_fast_collector(calibrator) -> None:  # noqa: ANN001 - ORT's HistogramCalibrater
+    """Give an ORT histogram calibrator a collector that uses ``entropy_threshold`` and ``collect_value`` and sees
+    only finite values: an instance of a subclass, set on this calibrator alone (ORT makes its own collector only
+    when none is set), so no class of ORT's is changed and two runs in two threads do not meet."""
+    if hasattr(calibrator, "collector"):
+        calibrator.collector = _collector_class()(
+            method=calibrator.method, symmetric=getattr(calibrator, "symmetric", False), num_bins=calibrator.num_bins,
+            num_quantized_bins=calibrator.num_quantized_bins, percentile=calibrator.percentile,
+            scenario=calibrator.scenario)
+
+
+@functools.lru_cache(maxsize=1)
+def _collector_class() -> type:
     from onnxruntime.quantization.calibrate import HistogramCollector
 
-    search, collect, value = (HistogramCollector.get_entropy_threshold, HistogramCollector.collect,
-                              HistogramCollector.collect_value)
+    class FastHistogramCollector(HistogramCollector):
+        def get_entropy_threshold(self, histogram, num_quantized_bins):  # noqa: ANN001, ANN202 - ORT's interface
+            return entropy_threshold(histogram, num_quantized_bins)
 
-    def collect_finite(self, name_to_arr: dict) -> None:  # noqa: ANN001 - ORT's collector
-        if self.method in ("entropy", "distribution"):  # collect_value's path; it guards inf/nan itself
-            collect_value(self, name_to_arr, value)
-        else:
-            collect(self, _finite(name_to_arr))
+        def collect(self, name_to_arr: dict) -> None:
+            if self.method in ("entropy", "distribution"):  # collect_value's path; it guards inf/nan itself
+                collect_value(self, name_to_arr, HistogramCollector.collect_value)
+            else:
+                super().collect(_finite(name_to_arr))
 
-    HistogramCollector.get_entropy_threshold = lambda self, histogram, bins: entropy_threshold(histogram, bins)
-    HistogramCollector.collect = collect_finite
-    try:
-        yield
-    finally:
-        HistogramCollector.get_entropy_threshold, HistogramCollector.collect = search, collect
+    return FastHistogramCollector

@@ -12,8 +12,6 @@ entropy gave byte-identical models to MinMax; 512 bins give it 193 candidates.
 from __future__ import annotations
 
 import contextlib
-import io
-import logging
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
@@ -23,7 +21,8 @@ import onnx
 
 from onnx_lint.base.progress import Progress
 from onnx_lint.quantization.calibration import Sample
-from onnx_lint.quantization.entropy import fast_entropy
+from onnx_lint.quantization.entropy import use_fast_collector
+from onnx_lint.quantization.quiet import quiet
 
 ENTROPY_BINS = 512  # KL candidates = bins/2 - 128/2 + 1; 2048 (TensorRT's) costs ~4x the time
 QUANTIZED_BINS = 128
@@ -38,7 +37,8 @@ def ort_method(name: str):  # noqa: ANN201 - ORT's enum
 
 @contextlib.contextmanager
 def quiet_onnxruntime() -> Iterator[None]:
-    """Keep ORT off the user's terminal: its Python logging, its C++ log lines and its prints.
+    """Keep ORT off the user's terminal: its C++ log lines, and (for this thread only: ``quiet.py``) its prints
+    and its Python logging.
 
     The quantizer logs through the root logger, the calibration sessions log
     through ORT's default logger (ANSI-coloured lines on stderr), and the
@@ -46,15 +46,9 @@ def quiet_onnxruntime() -> Iterator[None]:
     """
     import onnxruntime as ort
 
-    root = logging.getLogger()
-    previous = root.level
-    root.setLevel(logging.ERROR)
     ort.set_default_logger_severity(3)
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            yield
-    finally:
-        root.setLevel(previous)
+    with quiet():
+        yield
 
 
 def _reader(samples: list[Sample], progress: Progress):  # noqa: ANN202 - ORT's interface
@@ -158,10 +152,11 @@ def calibrate(fp32: Path, samples: list[Sample], method: str, op_types: list[str
     _install_selection()
     token = _READ_ONLY.set(read_by_quantizer(fp32, op_types) if inputs_only else None)
     try:
-        with quiet_onnxruntime(), fast_entropy():
+        with quiet_onnxruntime():
             calibrator = create_calibrator(fp32, op_types, augmented_model_path=str(work / "ranges.aug.onnx"),
                                            calibrate_method=ort_method("entropy" if histogram else method),
                                            use_external_data_format=external_data, extra_options=options)
+            use_fast_collector(calibrator)
             recording = _Recording(calibrator.infer_session, outputs or [], record)
             calibrator.infer_session = recording
             calibrator.collect_data(_reader(samples, progress))
