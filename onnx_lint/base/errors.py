@@ -60,3 +60,8 @@ class FixError(OnnxLintError):
 
 class ConfigError(OnnxLintError):
     """A configuration file or option is invalid."""
+
+
+
+class OutputError(OnnxLintError):
+    """A file the user asked for (a report, an output) could not be written; the message names it."""

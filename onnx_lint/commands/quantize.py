@@ -90,6 +90,13 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("onnx-lint: interrupted; nothing was written", file=sys.stderr)
         return 130
+    except OSError as exc:  # a full TMPDIR, a read-only output folder: the file and the problem, no traceback
+        from onnx_lint.formats.text import terminal_safe
+
+        where = exc.filename or args.output
+        print(f"onnx-lint: error: {terminal_safe(str(where))}: {exc.strerror or exc}; nothing was written",
+              file=sys.stderr)
+        return 2
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
         print("onnx-lint: error: quantize needs ONNX Runtime: pip install 'onnx-lint[runtime]'", file=sys.stderr)
         return 2
     from onnx_lint.base.progress import terminal_progress
+    from onnx_lint.commands.report import write_text_output
     from onnx_lint.quantization.calibration import parse_input_shape
     from onnx_lint.quantization.pipeline import QuantizeOptions, refuse_existing_output
     from onnx_lint.quantization.report import format_summary
@@ -124,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         record = report.to_json()
         if random:  # printed once, at the start; the JSON report keeps it too
             record["warnings"].insert(0, RANDOM_WARNING)
-        Path(args.report).write_text(json.dumps(record, indent=2) + "\n")
+        write_text_output(Path(args.report), json.dumps(record, indent=2) + "\n", "the quantize report")
     from onnx_lint.formats.escape import safe_text  # the summary's names are escaped where they are inserted
 
     print(safe_text(format_summary(report), keep_layout=True))

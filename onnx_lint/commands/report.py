@@ -9,6 +9,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from onnx_lint.base.errors import OutputError
+
 
 def _rule_docs():
     """Rule metadata for the formats, from the generated catalog: no rule module (nor onnx) is imported."""
@@ -37,7 +39,7 @@ def report(args: argparse.Namespace, results: list, root: Path) -> int:
     out_lines.extend(terminal_safe(r.diff, keep_layout=True) for r in results if r.diff)
     text = "".join(out_lines)
     if args.output_file:
-        Path(args.output_file).write_text(text)
+        write_text_output(Path(args.output_file), text, "the report")
     else:
         sys.stdout.write(text)
     for r in results:
@@ -112,3 +114,13 @@ def _summary(results: list, remaining: list, fixed: list, args: argparse.Namespa
     if fixable and not args.fix:
         parts.append(f"[*] {fixable} fixable with the `--fix` option.")
     return "\n".join(parts)
+
+
+def write_text_output(path: Path, text: str, what: str) -> None:
+    """Write a report the user asked for; a failure (a full disk, a read-only file system, a file in /proc) is a
+    clear error naming the path, never a traceback."""
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text)
+    except OSError as exc:
+        raise OutputError(f"cannot write {what} to {path}: {exc.strerror or exc}") from None

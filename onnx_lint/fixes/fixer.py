@@ -9,6 +9,7 @@ original. Any failure leaves the original byte-identical and no file behind.
 
 from __future__ import annotations
 
+import os
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -292,6 +293,9 @@ def write_fix(loaded: LoadedModel, plan: FixPlan, *, runtime_check: bool = True)
     """Prove the fixed bytes on disk beside the original, then rename; returns notes."""
     notes: list[str] = []
     rejected: list[str] = []
+    if loaded.path.is_symlink():  # a rename would replace the link with a file and leave its target unfixed
+        raise FixError(f"{loaded.path} is a symbolic link (to {os.path.realpath(loaded.path)}); --fix does not "
+                       "replace links: run it on the file the link points to; nothing was written")
     staged = StagedWrite(loaded.path, plan.data, expected=loaded.identity)
     external = _external(loaded)
     with staged as temp:

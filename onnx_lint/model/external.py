@@ -140,3 +140,62 @@ def _check_file(display: str, folder: Path, location: str, use: _ExternalUse) ->
             f"{found.st_size} bytes but the "
             f"tensor needs bytes {use.start}..{use.needed}",
         )
+
+
+def read_external_weights(tensors: list[onnx.TensorProto], path: Path) -> None:
+    """Bring every external tensor's bytes into the model, reading each file through one descriptor that was
+    checked after it was opened (inside the model folder, a regular file, long enough).
+
+    ``check_external_data`` checks the paths by ``stat``; between that check and a later open by path (onnx's
+    own loader), a file could be swapped for a link to somewhere else. Here each distinct file is opened once,
+    without following a link in its last component, and what was opened is checked through the descriptor
+    (its resolved path on Linux, its type and size everywhere) before a byte is read from it.
+    """
+    display = str(path)
+    folder = path.resolve().parent
+    opened: dict[str, int] = {}
+    try:
+        for tensor in tensors:
+            entries = {entry.key: entry.value for entry in tensor.external_data}
+            location = entries.get("location", "")
+            _check_location(display, f"tensor '{tensor.name}'", location)
+            if location not in opened:
+                opened[location] = _open_inside(display, folder, location, tensor.name)
+            offset = int(entries.get("offset") or 0)
+            length = entries.get("length")
+            size = int(length) if length else raw_size(tensor.data_type, math.prod(tensor.dims))
+            if size is None or offset < 0 or size < 0:
+                raise ModelLoadError(display, f"tensor '{tensor.name}': cannot size its external data")
+            data = os.pread(opened[location], size, offset) if size else b""
+            if len(data) != size:
+                raise ModelLoadError(display, f"tensor '{tensor.name}': external data file '{location}' ended "
+                                     f"before byte {offset + size}")
+            tensor.raw_data = data
+            del tensor.external_data[:]
+            tensor.data_location = onnx.TensorProto.DEFAULT
+    except ValueError:
+        raise ModelLoadError(display, "external data offset/length are not integers") from None
+    finally:
+        for descriptor in opened.values():
+            os.close(descriptor)
+
+
+def _open_inside(display: str, folder: Path, location: str, name: str) -> int:
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        descriptor = os.open(folder / location, flags)
+    except OSError as exc:
+        raise ModelLoadError(display, f"tensor '{name}': cannot open external data file '{location}' "
+                             f"({exc.strerror or exc}; a symbolic link is not followed)") from None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise ModelLoadError(display, f"tensor '{name}': external data location '{location}' is not a file")
+        real = Path(os.readlink(f"/proc/self/fd/{descriptor}")) if os.path.exists("/proc/self/fd") else None
+        if real is not None and real != folder and folder not in real.parents:
+            raise ModelLoadError(display, f"refusing tensor '{name}': external data location '{location}' "
+                                 "resolves outside the model folder (symbolic link)")
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor

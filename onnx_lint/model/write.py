@@ -129,7 +129,7 @@ def sweep_leftovers(target: Path) -> None:
     with entries:
         for entry in entries:
             found = pattern.match(entry.name)
-            if found is None or _running(int(found.group(1))):
+            if found is None or process_running(int(found.group(1))):
                 continue
             try:
                 info = entry.stat(follow_symlinks=False)
@@ -139,7 +139,7 @@ def sweep_leftovers(target: Path) -> None:
                 pass
 
 
-def _running(pid: int) -> bool:
+def process_running(pid: int) -> bool:
     """Whether a process with this id exists (one of another user's counts: it may be writing)."""
     if pid <= 0 or pid == os.getpid():
         return True

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
+import stat
 import tempfile
 import time
 from collections import Counter
@@ -29,11 +31,13 @@ from onnx_lint.fixes.session import FixSession
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic
 from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.external import read_external_weights
 from onnx_lint.model.graphs import iter_scopes
 from onnx_lint.model.load import read_model
 from onnx_lint.model.provenance import QuantizeRecord, stamp
 from onnx_lint.model.tensors import qdq_nodes
-from onnx_lint.model.write import StagedWrite
+from onnx_lint.model.validate import iter_tensors
+from onnx_lint.model.write import StagedWrite, process_running
 from onnx_lint.quantization.build import (
     ACTIVATION_SYMMETRIC,
     WEIGHT_SYMMETRIC,
@@ -254,12 +258,13 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
         raise QuantizeError(f"{source}: the model is already quantized (it has {', '.join(already)} nodes); "
                             "nothing was written", exit_code=1)
     _check_exclusions(model, options)
+    _check_sparse(model, source)
     for spec in input_specs(model):
         if samples and spec.name not in samples[0]:
             raise QuantizeError(f"the calibration data has no array for input '{spec.name}'")
     progress.check()
 
-    with tempfile.TemporaryDirectory(prefix="onnx-lint-quantize-") as tmp, weight_params_reused():
+    with work_folder() as tmp, weight_params_reused():
         work = Path(tmp)
         fp32 = work / "fp32.onnx"
         model = _raise_opset(model, report)
@@ -579,20 +584,84 @@ def _not_runnable(source: Path, exc: Exception, diagnostics: list[Diagnostic]) -
     return QuantizeError(f"calibration (ONNX Runtime) failed: {type(exc).__name__}: {text}; nothing was written")
 
 
-def _load_weights(model: onnx.ModelProto, source: Path) -> None:
-    """Quantization needs the weights: bring external data in (already validated to stay in the folder)."""
-    from onnx.external_data_helper import (
-        load_external_data_for_model,
-        uses_external_data,
-    )
+_WORK_PREFIX = "onnx-lint-quantize-"
 
-    if any(uses_external_data(t) for t in model.graph.initializer):
-        load_external_data_for_model(model, str(source.resolve().parent))
+
+def work_folder() -> tempfile.TemporaryDirectory:
+    """The run's work folder (copies of the weights, the builds), named with this process's id; first the folders
+    that killed runs left behind are removed (``sweep_work_folders``)."""
+    sweep_work_folders()
+    return tempfile.TemporaryDirectory(prefix=f"{_WORK_PREFIX}{os.getpid()}-")
+
+
+def sweep_work_folders(root: Path | None = None) -> list[Path]:
+    """Remove the work folders of quantize runs whose process no longer runs (killed: SIGKILL, a crashed
+    server), if they are this user's folders: they hold copies of a model's weights. Returns what was removed."""
+    if os.name != "posix":
+        return []
+    root = Path(root or tempfile.gettempdir())
+    pattern = re.compile(rf"{re.escape(_WORK_PREFIX)}(\d+)-[a-z0-9_]+\Z")
+    removed = []
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return []
+    for entry in entries:
+        found = pattern.match(entry.name)
+        if found is None or process_running(int(found.group(1))):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    return removed
+
+
+# The most bytes one sparse initializer may take once dense: ORT's quantizer makes each one dense, and a
+# quantized model is written in one file of at most 2 GiB.
+MAX_DENSE_BYTES = 2**31
+
+
+def _check_sparse(model: onnx.ModelProto, source: Path) -> None:
+    """Refuse a sparse initializer whose dense form would not fit (2^40 elements in a few bytes of file)."""
+    for scope in iter_scopes(model):
+        for sparse in scope.graph.sparse_initializer:
+            elements = math.prod(sparse.dims)
+            itemsize = onnx.helper.tensor_dtype_to_np_dtype(sparse.values.data_type).itemsize \
+                if sparse.values.data_type else 1
+            if elements * itemsize > MAX_DENSE_BYTES:
+                raise QuantizeError(
+                    f"{source}: sparse initializer '{sparse.values.name}' declares dims {list(sparse.dims)}: "
+                    f"{elements * itemsize / 2**30:.0f} GiB once dense, and quantization makes it dense (at most "
+                    f"{MAX_DENSE_BYTES / 2**30:.0f} GiB); nothing was written")
+
+
+def _load_weights(model: onnx.ModelProto, source: Path) -> None:
+    """Quantization needs the weights: bring external data in, each file read through one checked descriptor
+    (``read_external_weights``: a file swapped for a link after the first check is not followed)."""
+    external = [t for _, t in iter_tensors(list(iter_scopes(model)))
+                if t.data_location == onnx.TensorProto.EXTERNAL]
+    if external:
+        read_external_weights(external, source)
 
 
 def refuse_existing_output(output: Path, force: bool) -> None:
-    """An existing file (or link) at ``output`` is someone's data: replaced only when the user said ``force``."""
-    if not force and os.path.lexists(output):
+    """An existing file (or link) at ``output`` is someone's data: replaced only when the user said ``force``, and
+    never when it is not a regular file or a link (a device, a FIFO, a folder: ``--force`` would replace the node)."""
+    try:
+        info = os.lstat(output)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise QuantizeError(f"{output}: cannot check the output path: {exc.strerror or exc}; nothing was written") \
+            from None
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+        raise QuantizeError(f"{output} exists and is not a regular file; quantize writes only regular files; "
+                            "nothing was written")
+    if not force:
         raise QuantizeError(f"{output} already exists; quantize never replaces a file unless told to "
                             "(--force, or the option force); nothing was written")
 
@@ -614,7 +683,11 @@ def _write_output(result: Path, model: onnx.ModelProto, output: Path, force: boo
     extra = result.with_name(result.name + ".data")
     if extra.exists():
         raise QuantizeError("the quantized model is larger than 2 GiB; writing external data is not supported yet")
-    output.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise QuantizeError(f"{output.parent}: cannot create the output folder: {exc.strerror or exc}; nothing was "
+                            "written") from None
     staged = StagedWrite(output, model.SerializeToString(), new_file=not force)
     with staged:
         staged.commit()
