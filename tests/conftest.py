@@ -93,9 +93,9 @@ MODULE_MARKERS: dict[str, tuple[str, ...]] = {
     "test_repeated_findings": ("real_models",),  # the committed optimum T5 merged decoder
     "test_tool_verdicts": ("real_models",),  # silero VAD through onnxslim
     "test_value_set_dims": ("real_models",),  # the committed TopK and Resize exports with value inputs
-    "test_conformance": ("slow",),
+    "test_conformance": _SLOW,  # 25: ~1,900 models generated from the installed onnx, linted and fixed
     "test_hostile_inputs": _SLOW,  # 54: quantize runs in real processes
-    "test_server_hostile": _SLOW,  # 24: a language server per test  # ~1,900 models generated from the installed onnx, linted and fixed: ~40 s
+    "test_server_hostile": _SLOW,  # 24: a language server per test
     "test_quantize": ("quantize", "real_models", "slow"),
     # builds a wheel and a virtual environment, pre-commit's environment, runs actionlint; 200 fuzz runs
     "test_release": _SLOW, "test_precommit": _SLOW, "test_github_action": _SLOW, "test_fuzz": _SLOW,
