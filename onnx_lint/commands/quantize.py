@@ -90,13 +90,6 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print("onnx-lint: interrupted; nothing was written", file=sys.stderr)
         return 130
-    except OSError as exc:  # a full TMPDIR, a read-only output folder: the file and the problem, no traceback
-        from onnx_lint.formats.text import terminal_safe
-
-        where = exc.filename or args.output
-        print(f"onnx-lint: error: {terminal_safe(str(where))}: {exc.strerror or exc}; nothing was written",
-              file=sys.stderr)
-        return 2
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
     from onnx_lint.base.progress import terminal_progress
     from onnx_lint.commands.report import write_text_output
     from onnx_lint.quantization.calibration import parse_input_shape
+    from onnx_lint.quantization.options import QuantizeError
     from onnx_lint.quantization.pipeline import QuantizeOptions, refuse_existing_output
     from onnx_lint.quantization.report import format_summary
 
@@ -126,6 +120,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         report, random = quantize_file(source, output, data, overrides, args.samples, options, progress,
                                        on_random=lambda: print(RANDOM_WARNING, file=sys.stderr))
+    except BrokenPipeError:  # the reader of our progress went away (`| head`): the CLI's own handler says so
+        raise
+    except OSError as exc:  # a full TMPDIR, a read-only output folder: the file and the problem, no traceback
+        raise QuantizeError(f"{exc.filename or output}: {exc.strerror or exc}; nothing was written") from None
     finally:
         progress.close()
     if args.report:
