@@ -220,6 +220,13 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert any(r.startswith("Y ← OL001\tfloat\tfloat[batch, 8]") for r in whole["details"]["outputs"]), whole["details"]
     assert any("Gelu" in h for h in whole["hits"]) and "Gelu" in whole["searched"]["selected"]
     assert whole["keyboard"]["selected"] != whole["searched"]["selected"]  # ArrowDown moved on
+    # The mouse (real pointer events): a click selects the node under the pointer and details it; a drag pans
+    # and keeps the selection; a click on empty space clears it.
+    clicked = whole["clicked"]
+    assert clicked["selected"] == clicked["label"] and clicked["announced"] == "Selected " + clicked["label"]
+    assert clicked["label"].split(" node")[0] in clicked["details"]
+    assert whole["dragged"]["moved"] and whole["dragged"]["selected"] == clicked["label"]
+    assert whole["cleared"]["selected"] == "" and whole["cleared"]["announced"] == "Selection cleared"
     # The Problems panel: the model entry's code link brings its finding's node back into the selection.
     assert whole["fromProblems"]["selected"].startswith("Add node Add_2")
     # High contrast marks the finding with the theme's own contrast border, not the legend colour alone.

@@ -211,6 +211,43 @@ try {
   await page.keyboard.press("ArrowDown");
   result.wholeGraph.keyboard = await graphFacts();
   step("search and the arrow keys move the selection");
+  // The mouse, with real pointer events (press, move, release), not dispatched events or keys: a click on a
+  // node selects it and opens its details; a drag on empty space pans and keeps the selection; a click on
+  // empty space clears it.
+  const transform = () => view.locator("#graph-layer").getAttribute("transform");
+  // A node wholly inside the visible drawing, away from the minimap (the bottom-right corner).
+  const targetId = await view.locator("body").evaluate(() => {
+    const area = document.getElementById("graph-svg").getBoundingClientRect();
+    const map = document.getElementById("graph-minimap").getBoundingClientRect();
+    for (const g of document.querySelectorAll("#graph-layer .item.node:not(.selected)")) {
+      const r = g.getBoundingClientRect();
+      const inside = r.left > area.left + 20 && r.right < area.right - 20 && r.top > area.top + 20 && r.bottom < area.bottom - 20;
+      const underMap = r.right > map.left && r.bottom > map.top;
+      if (inside && !underMap) return g.getAttribute("data-id");
+    }
+    return null;
+  });
+  if (!targetId) throw new Error("no node lies wholly inside the visible drawing");
+  const target = view.locator(`#graph-layer .item[data-id="${targetId}"]`);
+  const targetLabel = await target.getAttribute("aria-label");
+  const tb = await target.boundingBox();
+  await page.mouse.click(tb.x + tb.width / 2, tb.y + tb.height / 2);
+  await waitFor(async () => (await graphFacts()).selected === targetLabel, "a mouse click to select the node", 30_000);
+  await view.locator("#graph-details table.node-tensors").first().waitFor({ timeout: 60_000 });
+  result.wholeGraph.clicked = { ...(await graphFacts()), label: targetLabel,
+    details: await view.locator("#graph-details h3").innerText() };
+  const svgBox = await view.locator("#graph-svg").boundingBox();
+  const empty = { x: svgBox.x + 6, y: svgBox.y + 6 };
+  const panFrom = await transform();
+  await page.mouse.move(empty.x, empty.y);
+  await page.mouse.down();
+  await page.mouse.move(empty.x + 60, empty.y + 40, { steps: 8 });
+  await page.mouse.up();
+  result.wholeGraph.dragged = { moved: (await transform()) !== panFrom, ...(await graphFacts()) };
+  await page.mouse.click(empty.x, empty.y);
+  await waitFor(async () => (await graphFacts()).selected === "", "a click on empty space to clear the selection", 30_000);
+  result.wholeGraph.cleared = await graphFacts();
+  step("the mouse selects a node, pans the drawing and clears the selection");
 
   // The Problems panel lists every diagnostic of the file (pulled for the custom-editor tab).
   await page.keyboard.press("Control+Shift+M");

@@ -249,8 +249,8 @@ export function wholeGraphSection(): string {
       <aside id="graph-details" class="graph-details" aria-label="Selected node"><p class="hint">Select a node for its
         attributes, inputs and outputs.</p></aside>
     </div>
-    <p id="graph-help" class="hint">Arrow keys move between nodes, Enter expands a group or a node's body, + and − zoom, 0 fits; drag to
-      pan, scroll to zoom. Errors, warnings and notes colour the nodes and the stale tensors' edges.</p>
+    <p id="graph-help" class="hint">Click a node or group for its details, double-click to expand it, click empty space to clear; drag
+      to pan, scroll to zoom. Arrow keys move between nodes, Enter expands a group or a node's body, + and − zoom, 0 fits. Errors, warnings and notes colour the nodes and the stale tensors' edges.</p>
     <div id="graph-announce" class="sr-only" aria-live="polite" aria-atomic="true"></div>
     <details><summary>The same graph as a table</summary>
       <table class="graph-table"><thead><tr><th>kind</th><th>node</th><th>inputs</th><th>outputs</th><th>finding</th>

@@ -9,6 +9,8 @@ import {
 
 const LINE_H = 16;
 const PAD = 8;
+// A press that moves less than this (in CSS pixels) before it is released is a click, not a pan.
+const DRAG_PX = 4;
 
 export interface NodeDetails {
   graph: string;
@@ -317,6 +319,19 @@ export class GraphCanvas {
     row?.setAttribute("aria-selected", "true");
   }
 
+  /** Nothing selected: a click on empty space of the drawing. */
+  clearSelection(): void {
+    if (!this.selected) {
+      return;
+    }
+    this.selected = undefined;
+    this.mark = undefined;
+    this.markSelection();
+    byId<HTMLElement>("graph-announce").textContent = "Selection cleared";
+    byId<HTMLElement>("graph-details").innerHTML =
+      '<p class="hint">Select a node for its attributes, inputs and outputs.</p>';
+  }
+
   select(id: string, options: { centre?: boolean; announce?: boolean } = {}): void {
     const item = this.visible.items.find((i) => i.id === id);
     if (!item || !this.laidOut) {
@@ -446,9 +461,16 @@ export class GraphCanvas {
   }
 
   private bind(): void {
+    // A press that moves less than DRAG_PX is a click, left to the browser: it lands on the node or group under
+    // the pointer (the drawing captures the pointer only once a drag has begun, so a capture never steals it).
+    let afterDrag = false;
     document.addEventListener("click", (event) => {
       const target = (event.target as Element | null)?.closest<HTMLElement>("[data-graph]");
       if (!target) {
+        if (afterDrag) {
+          afterDrag = false;  // the end of a pan, not a click
+          return;
+        }
         const item = (event.target as Element | null)?.closest<SVGGElement>("#graph-layer .item");
         if (item?.dataset.id) {
           this.mark = undefined;
@@ -456,6 +478,8 @@ export class GraphCanvas {
           if (event.detail === 2) {
             void this.activate(item.dataset.id);
           }
+        } else if ((event.target as Element | null)?.closest("#graph-svg")) {
+          this.clearSelection();
         }
         return;
       }
@@ -497,22 +521,40 @@ export class GraphCanvas {
       const rect = this.svg.getBoundingClientRect();
       this.zoom(event.deltaY < 0 ? 1.15 : 1 / 1.15, { x: event.clientX - rect.left, y: event.clientY - rect.top });
     }, { passive: false });
-    let drag: { x: number; y: number } | undefined;
+    let press: { x: number; y: number; panning: boolean } | undefined;
     this.svg.addEventListener("pointerdown", (event) => {
-      drag = { x: event.clientX, y: event.clientY };
-      try {
-        this.svg.setPointerCapture(event.pointerId);
-      } catch {
-        // a pointer the browser does not track (a synthetic one): dragging works without capture
+      if (event.button !== 0) {
+        return;
       }
+      press = { x: event.clientX, y: event.clientY, panning: false };
+      afterDrag = false;
     });
     this.svg.addEventListener("pointermove", (event) => {
-      if (drag) {
-        this.panBy(event.clientX - drag.x, event.clientY - drag.y);
-        drag = { x: event.clientX, y: event.clientY };
+      if (!press || (event.buttons & 1) === 0) {
+        press = undefined;
+        return;
       }
+      if (!press.panning) {
+        if (Math.hypot(event.clientX - press.x, event.clientY - press.y) < DRAG_PX) {
+          return;
+        }
+        press.panning = true;
+        try {
+          this.svg.setPointerCapture(event.pointerId);  // from here on the drag owns the pointer
+        } catch {
+          // a pointer the browser does not track (a synthetic one): panning works without capture
+        }
+      }
+      this.panBy(event.clientX - press.x, event.clientY - press.y);
+      press.x = event.clientX;
+      press.y = event.clientY;
     });
-    this.svg.addEventListener("pointerup", () => { drag = undefined; });
+    const release = (): void => {
+      afterDrag = press?.panning ?? false;
+      press = undefined;
+    };
+    this.svg.addEventListener("pointerup", release);
+    this.svg.addEventListener("pointercancel", release);
     const minimap = byId<HTMLCanvasElement>("graph-minimap");
     minimap.addEventListener("pointerdown", (event) => {
       const scale = Number(minimap.dataset.scale || 1);
