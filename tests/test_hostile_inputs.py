@@ -202,7 +202,7 @@ def test_two_quantize_runs_in_two_threads_leave_the_process_as_found(tmp_path):
 
     source = _model(tmp_path)
     np.savez(tmp_path / "data.npz", X=np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32))
-    stdout, level = sys.stdout, logging.getLogger().level
+    stdout, level, handlers = sys.stdout, logging.getLogger().level, list(logging.getLogger().handlers)
     methods = (HistogramCollector.collect, HistogramCollector.get_entropy_threshold)
     errors: list[BaseException] = []
 
@@ -220,6 +220,7 @@ def test_two_quantize_runs_in_two_threads_leave_the_process_as_found(tmp_path):
     assert errors == []
     onnx_lint.quantize(source, tmp_path / "alone.onnx", calibration_data=tmp_path / "data.npz")
     assert sys.stdout is stdout and logging.getLogger().level == level
+    assert logging.getLogger().handlers == handlers and not logging.getLogger().filters
     assert (HistogramCollector.collect, HistogramCollector.get_entropy_threshold) == methods
     alone = (tmp_path / "alone.onnx").read_bytes()
     assert (tmp_path / "a.onnx").read_bytes() == alone == (tmp_path / "b.onnx").read_bytes()

@@ -91,7 +91,7 @@ async def test_quantize_never_replaces_an_existing_file_without_force(client, tm
     notes.write_text("my notes\n")
     with pytest.raises(JsonRpcException, match="already exists"):
         await execute(client, "onnx-lint.quantize", model.as_uri(), {"output": "notes.txt"})
-    with pytest.raises(JsonRpcException, match="already exists"):  # only a boolean true counts
+    with pytest.raises(JsonRpcException, match="'force' must be true or false"):  # only a boolean true counts
         await execute(client, "onnx-lint.quantize", model.as_uri(), {"output": "notes.txt", "force": "yes"})
     assert notes.read_text() == "my notes\n"
 

@@ -92,6 +92,7 @@ def _read_npz(stream: IO[bytes], path: Path, limit: int) -> dict[str, np.ndarray
 
 
 def _read_npy(stream: IO[bytes], path: Path, key: str, limit: int, size: int) -> np.ndarray:
+    start = stream.tell()
     shape, dtype = _header(stream, path, key or path.name)
     needed = _nbytes(shape, dtype)
     if needed > limit:
@@ -100,6 +101,7 @@ def _read_npy(stream: IO[bytes], path: Path, key: str, limit: int, size: int) ->
     if stream.tell() + needed > size:
         raise CalibrationFileError(f"{path}: the array declares {_size(needed)} of data, but the file holds "
                                    f"{_size(size - stream.tell())}: it is truncated or its header lies")
+    stream.seek(start)  # read_array reads the header again itself
     return _finite(np.lib.format.read_array(stream, allow_pickle=False), path, key)
 
 
