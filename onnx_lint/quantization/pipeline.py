@@ -630,8 +630,10 @@ def _check_sparse(model: onnx.ModelProto, source: Path) -> None:
     for scope in iter_scopes(model):
         for sparse in scope.graph.sparse_initializer:
             elements = math.prod(sparse.dims)
-            itemsize = onnx.helper.tensor_dtype_to_np_dtype(sparse.values.data_type).itemsize \
-                if sparse.values.data_type else 1
+            try:
+                itemsize = onnx.helper.tensor_dtype_to_np_dtype(sparse.values.data_type).itemsize
+            except (KeyError, TypeError, ValueError):  # no numpy type (an unset or a sub-byte one): count bytes
+                itemsize = 1
             if elements * itemsize > MAX_DENSE_BYTES:
                 raise QuantizeError(
                     f"{source}: sparse initializer '{sparse.values.name}' declares dims {list(sparse.dims)}: "
