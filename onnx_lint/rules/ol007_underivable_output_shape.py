@@ -17,6 +17,14 @@ into one shape: a merged seq2seq decoder's `present.*.encoder.*` outputs,
 declared `[batch_size, heads, encoder_sequence_length, head_dim]`, are empty
 placeholders `(0, heads, 1, head_dim)` in the cache branch.
 
+It also notes an output whose shape the *value* of a graph input sets (a
+Squeeze whose `axes` is an input, a TopK's `k`, a Resize's `sizes`, a window's
+`size`): a declared number there is a contract on the values the model is fed.
+ONNX's own inference answers for such an output where it can (it never invents
+a value); ONNX Runtime's symbolic engine, which guesses the missing value, and
+the runtime probe, which feeds values nobody promised, are not asked. The note
+names the input and the declared numbers no engine derived for every value.
+
 The note is information, not a warning: ONNX Runtime runs both branches of
 such a model without complaint, and the consumer that picks the branch
 (a generation loop) knows which outputs it reads on each; a declaration
