@@ -37,6 +37,7 @@ from model_checks import checker_error, computation
 
 from examples import defects, readiness
 from onnx_lint.commands.check import Job, process_job
+from onnx_lint.engines.warm_children import kept_warm
 from onnx_lint.rules import CODES
 
 SEEDS: dict[str, Callable[[], onnx.ModelProto]] = {
@@ -223,4 +224,7 @@ def fuzz(examples: int, outcomes: Counter[str], *, derandomize: bool = False, se
         if progress_every and sum(outcomes.values()) % progress_every == 0:
             print(f"  {sum(outcomes.values())} examples ...", file=sys.stderr, flush=True)
 
-    (fixed_seed(seed)(one_example) if seed is not None else one_example)()
+    # Many models in one process, as `check` of a folder: the sandboxed children (the ONNX Runtime session OL107
+    # asks for, the probe) stay warm across the examples instead of starting an interpreter each.
+    with kept_warm():
+        (fixed_seed(seed)(one_example) if seed is not None else one_example)()
