@@ -87,11 +87,17 @@ def restore(model: onnx.ModelProto) -> None:
         for node in graph.node:
             for field in (node.input, node.output):
                 for i, name in enumerate(field):
-                    if MARK in name:
+                    if _marked(name):
                         field[i] = name.split(MARK, 1)[0]
         for value in (*graph.input, *graph.output, *graph.value_info):
-            if MARK in value.name:
+            if _marked(value.name):
                 value.name = value.name.split(MARK, 1)[0]
         for tensor in (*graph.initializer, *(sparse.values for sparse in graph.sparse_initializer)):
-            if MARK in tensor.name:
+            if _marked(tensor.name):
                 tensor.name = tensor.name.split(MARK, 1)[0]
+
+
+def _marked(name: object) -> bool:
+    """A name ``separate`` suffixed; protobuf hands a name that is not valid UTF-8 over as ``bytes``, which it
+    never suffixes (such a model is refused later, by name validation, with its own message)."""
+    return isinstance(name, str) and MARK in name

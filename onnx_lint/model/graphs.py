@@ -113,7 +113,8 @@ class GraphScope:
                         add((i, name))
                 if i in special:
                     produced = self.producers()
-                    found.extend((i, n) for n in sorted(outer_reads(node)) if n in produced and n not in seen)
+                    # sorted by text: a name protobuf could not decode is bytes (OL000 refuses such a model)
+                    found.extend((i, n) for n in sorted(outer_reads(node), key=str) if n in produced and n not in seen)
                 define(node.output)
             self._reads = (found, seen)
         return self._reads
