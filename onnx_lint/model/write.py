@@ -7,6 +7,7 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from onnx_lint.base.errors import FixError
@@ -119,27 +120,40 @@ def sweep_leftovers(target: Path) -> None:
     alive), and so does one whose id a new process took (that writer cannot be told apart from a
     live one). POSIX only: elsewhere the files stay, as before.
     """
-    if os.name != "posix":
-        return
     pattern = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.[a-z0-9_]+{re.escape(_TEMP_SUFFIX)}\Z")
+    for path in orphans(target.parent, pattern, stat.S_ISREG):
+        try:
+            os.unlink(path)
+        except OSError:  # gone already
+            pass
+
+
+def orphans(folder: Path, pattern: re.Pattern[str], kind: Callable[[int], bool]) -> list[str]:
+    """The entries of ``folder`` a killed writer left: the name matches ``pattern`` (group 1: the writer's process
+    id), no process with that id runs, the entry is this user's and of ``kind`` (``stat.S_ISREG``, ``S_ISDIR``);
+    links are not followed. POSIX only: elsewhere none."""
+    if os.name != "posix":
+        return []
+    found: list[str] = []
     try:
-        entries = os.scandir(target.parent)
+        entries = os.scandir(folder)
     except OSError:
-        return
+        return found
     with entries:
         for entry in entries:
-            found = pattern.match(entry.name)
-            if found is None or process_running(int(found.group(1))):
+            match = pattern.match(entry.name)
+            if match is None or _running(int(match.group(1))):
                 continue
             try:
                 info = entry.stat(follow_symlinks=False)
-                if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
-                    os.unlink(entry.path)
-            except OSError:  # gone already, or not ours to remove
-                pass
+            except OSError:  # gone already
+                continue
+            if kind(info.st_mode) and info.st_uid == os.getuid():
+                found.append(entry.path)
+    return found
 
 
-def process_running(pid: int) -> bool:
+def _running(pid: int) -> bool:
     """Whether a process with this id exists (one of another user's counts: it may be writing)."""
     if pid <= 0 or pid == os.getpid():
         return True

@@ -37,7 +37,7 @@ from onnx_lint.model.load import read_model
 from onnx_lint.model.provenance import QuantizeRecord, stamp
 from onnx_lint.model.tensors import qdq_nodes
 from onnx_lint.model.validate import iter_tensors
-from onnx_lint.model.write import StagedWrite, process_running
+from onnx_lint.model.write import StagedWrite, orphans
 from onnx_lint.quantization.build import (
     ACTIVATION_SYMMETRIC,
     WEIGHT_SYMMETRIC,
@@ -597,26 +597,11 @@ def work_folder() -> tempfile.TemporaryDirectory:
 def sweep_work_folders(root: Path | None = None) -> list[Path]:
     """Remove the work folders of quantize runs whose process no longer runs (killed: SIGKILL, a crashed
     server), if they are this user's folders: they hold copies of a model's weights. Returns what was removed."""
-    if os.name != "posix":
-        return []
     root = Path(root or tempfile.gettempdir())
     pattern = re.compile(rf"{re.escape(_WORK_PREFIX)}(\d+)-[a-z0-9_]+\Z")
-    removed = []
-    try:
-        entries = list(os.scandir(root))
-    except OSError:
-        return []
-    for entry in entries:
-        found = pattern.match(entry.name)
-        if found is None or process_running(int(found.group(1))):
-            continue
-        try:
-            info = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
-            shutil.rmtree(entry.path, ignore_errors=True)
-            removed.append(Path(entry.path))
+    removed = [Path(path) for path in orphans(root, pattern, stat.S_ISDIR)]
+    for path in removed:
+        shutil.rmtree(path, ignore_errors=True)
     return removed
 
 
