@@ -121,12 +121,9 @@ class _Warm:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-        for stream in (self.process.stdin,):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
         try:
             os.close(self.answers)
         except OSError:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-# The longest output path accepted (PATH_MAX on Linux): resolving a path costs time in its number of parts.
+# The longest path the server accepts anywhere (PATH_MAX on Linux): resolving a path costs time in its number
+# of parts, so it is bounded before anything resolves it.
 MAX_PATH_CHARS = 4096
 
 

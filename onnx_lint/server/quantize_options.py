@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from onnx_lint.base.errors import ConfigError
+from onnx_lint.server.output_path import MAX_PATH_CHARS
 
 # Bounds of the numeric options.
 MAX_SAMPLES = 1024
 MAX_SECONDS = 24 * 3600.0
-# The longest path or name an option may hold (PATH_MAX on Linux), and the most names in a list.
-MAX_PATH_CHARS = 4096
+# The most names in a list (a path or a name holds at most MAX_PATH_CHARS, PATH_MAX on Linux).
 MAX_NAMES = 100_000
 METHODS = ("auto", "minmax", "entropy", "percentile")
 _FLAGS = ("perChannel", "keepIoTypes", "outputQdq", "int8OutputLayers", "int8SmallLayers", "force")

@@ -10,6 +10,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from onnx_lint.server.convert import view_model_path
+from onnx_lint.server.output_path import MAX_PATH_CHARS
 from onnx_lint.server.session import Session
 
 
@@ -19,10 +20,6 @@ class OnnxLintServer(LanguageServer):
     def __init__(self, name: str, version: str) -> None:
         super().__init__(name, version, text_document_sync_kind=lsp.TextDocumentSyncKind.Full)
         self.session = Session(self)
-
-
-# The longest model path accepted (PATH_MAX on Linux).
-MAX_PATH_CHARS = 4096
 
 
 def model_path(uri: str) -> tuple[Path | None, bool]:
