@@ -129,7 +129,8 @@ def quantize(model_or_path: ModelOrPath, output: str | os.PathLike[str], *,
              input_shapes: Mapping[str, Sequence[int]] | None = None, samples: int = 8,
              validation_samples: int = 16, min_cosine: float | None = None, fallback_seconds: float = 300.0,
              output_qdq: bool = False, int8_output_layers: bool = False, int8_small_layers: bool = False,
-             force: bool = False, base_path: str | os.PathLike[str] | None = None) -> QuantizeReport:
+             force: bool = False, base_path: str | os.PathLike[str] | None = None,
+             target: str = "onnxruntime") -> QuantizeReport:
     """Repair, then quantize to INT8 (Q/DQ) + FP16 and validate, as ``onnx-lint quantize`` does.
 
     ``calibration_data`` is a ``.npz`` (keys are input names) or ``.npy`` file, or the samples
@@ -148,7 +149,7 @@ def quantize(model_or_path: ModelOrPath, output: str | os.PathLike[str], *,
     options = QuantizeOptions(calibration_method, tuple(op_types) if op_types else None, tuple(exclude_nodes),
                               per_channel, keep_io_types, max(0, validation_samples), min_cosine,
                               max(0.0, fallback_seconds), output_qdq, int8_output_layers, int8_small_layers,
-                              force=force)
+                              force=force, target=target)
     data = calibration_data if not isinstance(calibration_data, (str, os.PathLike)) else Path(calibration_data)
     shapes = {name: tuple(int(d) for d in dims) for name, dims in (input_shapes or {}).items()}
     target = Path(output)

@@ -151,7 +151,8 @@ def test_the_written_model_opens_without_notes_about_its_own_qdq_and_says_where_
     record = json.loads({p.key: p.value for p in model.metadata_props}["onnx_lint.quantized"])
     assert record == {"tool": "onnx-lint", "version": onnx_lint.__version__, "source": "seed.onnx",
                       "calibration": "entropy", "activations": {"type": "int8", "symmetric": False},
-                      "weights": {"type": "int8", "symmetric": True, "per_channel": True}, "qdq_nodes": len(qdq)}
+                      "weights": {"type": "int8", "symmetric": True, "per_channel": True}, "qdq_nodes": len(qdq),
+                      "target": "onnxruntime"}
     # the zero-points are what the record says: activations asymmetric (nonzero), weights symmetric (0)
     zero_points = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer
                    if i.name.endswith("zero_point")}
@@ -185,6 +186,57 @@ def test_the_written_model_opens_without_notes_about_its_own_qdq_and_says_where_
     notes = qdq_notes(tmp_path / "edited.onnx")
     assert set(notes) == {"OL202"}  # the weights' zero-points left are symmetric: no OL205
     assert f"record lists {len(qdq)} Q/DQ node(s)" in notes["OL202"] and "edited after" in notes["OL202"]
+
+
+def test_tensorrt_target_writes_only_zero_points_of_zero_and_says_so(tmp_path):
+    """--target tensorrt: every zero-point int8 0 (activations symmetric), biases left in float (no int32
+    DequantizeLinear), OL205 finds nothing even without the record, and the record and report name the target.
+    A record that claims TensorRT's form does not silence OL205 on zero-points that are not in it."""
+    source = small_conv_model(tmp_path / "convs.onnx")
+    # a bias on conv_b: ORT's default quantizes it to int32, which TensorRT's explicit quantization cannot run
+    model = onnx.load(source)
+    bias = onnx.numpy_helper.from_array(np.linspace(-1, 1, 32).astype(np.float32), "bias_b")
+    model.graph.initializer.append(bias)
+    next(n for n in model.graph.node if n.name == "conv_b").input.append("bias_b")
+    onnx.save(model, source)
+    np.savez(tmp_path / "c.npz", X=np.random.default_rng(1).standard_normal((8, 3, 16, 16)).astype(np.float32))
+    out = tmp_path / "trt.onnx"
+    run = run_process("quantize", str(source), "-o", str(out), "-q", "--calibration-data", str(tmp_path / "c.npz"),
+                      "--target", "tensorrt", "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    written = onnx.load(out)
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in written.graph.initializer}
+    qdq = [n for n in written.graph.node if n.op_type in ("QuantizeLinear", "DequantizeLinear")]
+    assert qdq and all(inits[n.input[2]].dtype == np.int8 and not inits[n.input[2]].any() for n in qdq)
+    assert "bias_b" in {i for n in written.graph.node if n.op_type == "Conv" for i in n.input} | set(inits)
+    assert all(inits[n.input[0]].dtype != np.int32 for n in qdq if n.input[0] in inits)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["target"] == "tensorrt" and report["provenance"]["target"] == "tensorrt"
+    assert report["provenance"]["activations"] == {"type": "int8", "symmetric": True}
+    assert report["target_runtime"].startswith("TensorRT")
+    without = onnx.ModelProto()
+    without.CopyFrom(written)
+    del without.metadata_props[:]
+    onnx.save(without, tmp_path / "no-record.onnx")
+    check = run_process("check", str(tmp_path / "no-record.onnx"), "--no-cache", "--output-format", "json",
+                        "--select", "OL205", cwd=tmp_path)
+    assert json.loads(check.out) == []
+    # The ONNX Runtime target's asymmetric model with a record edited to claim TensorRT: OL205 still notes it.
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "ort.onnx"), "-q", "--calibration-data",
+                      str(tmp_path / "c.npz"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    claimed = onnx.load(tmp_path / "ort.onnx")
+    entry = next(p for p in claimed.metadata_props if p.key == "onnx_lint.quantized")
+    entry.value = json.dumps({**json.loads(entry.value), "target": "tensorrt"})
+    onnx.save(claimed, tmp_path / "claimed.onnx")
+    check = run_process("check", str(tmp_path / "claimed.onnx"), "--no-cache", "--output-format", "json",
+                        "--select", "OL205", cwd=tmp_path)
+    [note] = json.loads(check.out)
+    assert "claims TensorRT's form" in note["message"] and "nonzero int8 zero-points" in note["message"]
+    refused = run_process("quantize", str(source), "-o", str(tmp_path / "x.onnx"), "--target", "tensorrt",
+                          "--output-qdq", cwd=tmp_path)
+    assert refused.code == 2 and "--output-qdq does not go with --target tensorrt" in refused.err
+    assert not (tmp_path / "x.onnx").exists()
 
 
 def test_random_calibration_warns_loudly_and_honours_input_shape(tmp_path):

@@ -101,7 +101,7 @@ def test_vsix_packages_the_bundled_extension_for_vscode_1_100(built_extension):
     assert settings["onnxLint.runtimeProbe"]["type"] == "boolean"
     readme = (EXTENSION / "README.md").read_text()
     named = set(re.findall(r"`onnxLint\.([A-Za-z.]+)`", readme))
-    quantize = r"`(calibrationData|output|calibrationMethod|perChannel|keepIoTypes)`"
+    quantize = r"`(calibrationData|output|calibrationMethod|perChannel|keepIoTypes|target)`"
     named |= {f"quantize.{k}" for k in re.findall(quantize, readme)}
     assert len(named) > 10 and {f"onnxLint.{k}" for k in named} <= set(settings), named
     # The model view's style, the ONNX text grammar.
@@ -283,9 +283,11 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert any(re.search(r"(Repairing annotations|Calibrating on \d+ samples|Quantizing, converting)", n["message"])
                for n in steps), steps
     # The written model's view: no note about the Q/DQ onnx-lint itself wrote, and where the model came from.
+    # Asked once for this workspace which runtime the model is for; TensorRT was picked: every zero-point 0.
+    assert "asked once for this workspace" in seen["targetTitle"]
     assert "OL202" not in quantized["writtenProblems"] and "OL205" not in quantized["writtenProblems"]
-    assert re.search(r"provenance\s+Quantized by onnx-lint \S+ from weak\.onnx, \w+ calibration, INT8 \(asymmetric\) "
-                     r"activations", quantized["writtenIdentity"]), quantized["writtenIdentity"]
+    assert re.search(r"provenance\s+Quantized by onnx-lint \S+ for TensorRT from weak\.onnx, \w+ calibration, "
+                     r"INT8 \(symmetric\) activations", quantized["writtenIdentity"]), quantized["writtenIdentity"]
     shots = {Path(p).stem.split("-", 1)[1] for p in seen["screenshots"]}
     assert shots >= {"model-view", "problems-panel", "graph-light", "graph-dark", "text-view", "fixed", "quantized",
                      "whole-graph-light", "whole-graph-dark", "whole-graph-high-contrast", "whole-graph-chain-100k"}

@@ -35,6 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="per-channel weight scales (default)")
     channel.add_argument("--per-tensor", dest="per_channel", action="store_false",
                          help="one scale per weight tensor")
+    parser.add_argument("--target", choices=("onnxruntime", "tensorrt"), default="onnxruntime",
+                        help="the runtime the model is for: onnxruntime (default; asymmetric INT8 activations) or "
+                             "tensorrt (every zero-point 0, float biases: what TensorRT's explicit quantization "
+                             "builds; checked with OL205 before writing)")
     parser.add_argument("--output-qdq", action="store_true",
                         help="also quantize each op's output (ONNX Runtime's default); by default only op inputs "
                              "get Q/DQ, as TensorRT expects")
@@ -115,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     options = QuantizeOptions(args.calibration_method, _split(args.op_types), _split(args.exclude_nodes) or (),
                               args.per_channel, args.keep_io_types, max(0, args.validation_samples),
                               args.min_cosine, max(0.0, args.fallback_seconds), args.output_qdq,
-                              args.int8_output_layers, args.int8_small_layers, force=args.force)
+                              args.int8_output_layers, args.int8_small_layers, force=args.force, target=args.target)
     progress = terminal_progress(args.quiet)
     try:
         report, random = quantize_file(source, output, data, overrides, args.samples, options, progress,

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import onnx
 
 KEY = "onnx_lint.quantized"
+TARGET_NAMES = {"onnxruntime": "ONNX Runtime", "tensorrt": "TensorRT"}
 
 
 @dataclass(frozen=True)
@@ -33,17 +34,22 @@ class QuantizeRecord:
     activations: dict  # {"type": "int8", "symmetric": False}
     weights: dict  # {"type": "int8", "symmetric": True, "per_channel": True}
     qdq_nodes: int  # QuantizeLinear + DequantizeLinear nodes written, in every graph
+    target: str | None = None  # the runtime it was quantized for (onnxruntime, tensorrt); None in older records
 
     def to_json(self) -> dict:
-        return {"tool": "onnx-lint", "version": self.version, "source": self.source,
-                "calibration": self.calibration, "activations": self.activations, "weights": self.weights,
-                "qdq_nodes": self.qdq_nodes}
+        record = {"tool": "onnx-lint", "version": self.version, "source": self.source,
+                  "calibration": self.calibration, "activations": self.activations, "weights": self.weights,
+                  "qdq_nodes": self.qdq_nodes}
+        if self.target:
+            record["target"] = self.target
+        return record
 
     def describe(self) -> str:
         """One line for the model view: "Quantized by onnx-lint 0.1.0 from model.onnx, entropy calibration, ..."."""
         if self.calibration is None or self.qdq_nodes == 0:
             return f"Converted to FP16 by onnx-lint {self.version} from {self.source} (no INT8 layer)"
-        return (f"Quantized by onnx-lint {self.version} from {self.source}, {self.calibration} calibration, "
+        target = f" for {TARGET_NAMES.get(self.target, self.target)}" if self.target else ""
+        return (f"Quantized by onnx-lint {self.version}{target} from {self.source}, {self.calibration} calibration, "
                 f"{_precision(self.activations)} activations, {_precision(self.weights)} weights, "
                 f"FP16 elsewhere ({self.qdq_nodes} Q/DQ nodes)")
 
@@ -72,7 +78,8 @@ def read_record(model: onnx.ModelProto) -> QuantizeRecord | None:
     try:
         data = json.loads(value)
         record = QuantizeRecord(str(data["version"]), str(data["source"]), data.get("calibration"),
-                                dict(data["activations"]), dict(data["weights"]), int(data["qdq_nodes"]))
+                                dict(data["activations"]), dict(data["weights"]), int(data["qdq_nodes"]),
+                                str(data["target"]) if data.get("target") in TARGET_NAMES else None)
     except (ValueError, KeyError, TypeError):
         return None
     return record if data.get("tool") == "onnx-lint" else None

@@ -20,10 +20,10 @@ from onnx_lint.quantization.placement import float_readers_read_float
 from onnx_lint.quantization.ranges import ort_method, quiet_onnxruntime
 
 # What every INT8 build asks of ONNX Runtime, stated to it rather than left to its defaults, so that the
-# written model's record (model/provenance.py) says what is true: signed INT8 throughout, activations with
-# asymmetric ranges (a zero-point of their own: ReLU outputs keep all 256 levels), weights symmetric
-# (zero-point 0). TensorRT's explicit quantization accepts only symmetric activations (docs/quantize.md).
-ACTIVATION_SYMMETRIC = False
+# written model's record (model/provenance.py) says what is true: signed INT8 throughout, weights symmetric
+# (zero-point 0); activations asymmetric for ONNX Runtime (a zero-point of their own: ReLU outputs keep all 256
+# levels) and symmetric for TensorRT, whose explicit quantization accepts only zero-points equal to 0
+# (``BuildSettings.symmetric_activations``).
 WEIGHT_SYMMETRIC = True
 
 
@@ -44,6 +44,8 @@ class BuildSettings:
     # The user's --exclude-nodes: kept out of FP16 as well (constants FP16 cannot hold, OL201); nodes the
     # accuracy fallback moves out of INT8 are not listed here and compute in FP16.
     keep_fp32: frozenset[str] = frozenset()
+    # TensorRT's form: zero-points 0 on activations too, biases left in float (no int32 DequantizeLinear)
+    symmetric_activations: bool = False
 
 
 @dataclass
@@ -104,7 +106,9 @@ def _build(fp32: Path, cache: Path, out: Path, settings: BuildSettings, excluded
 def _extra_options(settings: BuildSettings) -> dict:
     """Q/DQ on op inputs only, unless asked: an output's own Q/DQ adds a rounding that the next op's
     input Q/DQ repeats (mtcnn onet: cosine 0.99900 -> 0.99914 with per-channel weights)."""
-    options: dict = {"ActivationSymmetric": ACTIVATION_SYMMETRIC, "WeightSymmetric": WEIGHT_SYMMETRIC}
+    options: dict = {"ActivationSymmetric": settings.symmetric_activations, "WeightSymmetric": WEIGHT_SYMMETRIC}
+    if settings.symmetric_activations:
+        options["QuantizeBias"] = False  # TensorRT runs no int32 DequantizeLinear; it fuses a float bias itself
     if not settings.output_qdq:
         options["OpTypesToExcludeOutputQuantization"] = list(settings.op_types)
     return options

@@ -16,6 +16,12 @@ from onnx_lint.base.errors import OnnxLintError
 COMPUTE_OPS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool"})
 EXIT_FP16_ONLY = 3  # written, but FP16 only: nothing could be quantized to INT8
 
+# Where the written model is to run. ``onnxruntime``: asymmetric INT8 activations (a zero-point of their own, all
+# 256 levels for a ReLU output). ``tensorrt``: what TensorRT's explicit quantization builds an engine from, int8
+# zero-points equal to 0 everywhere (symmetric activations and weights), Q/DQ on the inputs of the layers it runs
+# in INT8 only, float biases (TensorRT takes no int32 DequantizeLinear); the written model must pass OL205.
+TARGETS = ("onnxruntime", "tensorrt")
+
 
 class QuantizeError(OnnxLintError):
     """The pipeline cannot produce a valid model; ``exit_code`` 1 means "nothing to do"."""
@@ -39,6 +45,19 @@ class QuantizeOptions:
     int8_output_layers: bool = False  # True: the last Conv/MatMul/Gemm before each output is INT8 too
     int8_small_layers: bool = False  # True: also the MatMul/Gemm/Conv that INT8 cannot speed up (placement.py)
     force: bool = False  # True: an existing output file is replaced; otherwise it is refused
+    target: str = "onnxruntime"  # one of TARGETS
+
+    def __post_init__(self) -> None:
+        if self.target not in TARGETS:
+            raise QuantizeError(f"unknown target '{self.target}': one of {', '.join(TARGETS)}")
+        if self.target == "tensorrt" and self.output_qdq:
+            raise QuantizeError("--output-qdq does not go with --target tensorrt: TensorRT fuses Q/DQ on the inputs "
+                                "of the layers it runs in INT8, and a Q/DQ on their outputs adds a rounding it "
+                                "cannot fuse")
+
+    @property
+    def symmetric_activations(self) -> bool:
+        return self.target == "tensorrt"
 
 
 def quantized_op_types(options: QuantizeOptions) -> list[str]:

@@ -39,7 +39,6 @@ from onnx_lint.model.tensors import qdq_nodes
 from onnx_lint.model.validate import iter_tensors
 from onnx_lint.model.write import StagedWrite, orphans
 from onnx_lint.quantization.build import (
-    ACTIVATION_SYMMETRIC,
     WEIGHT_SYMMETRIC,
     Build,
     BuildError,
@@ -246,7 +245,7 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
     be quantized to INT8 and an FP16-only model was written. ``source_name`` is the source the written model
     records (model/provenance.py) when ``source`` is a temporary copy; else its file name.
     """
-    report = QuantizeReport(str(source), str(output), calibration)
+    report = QuantizeReport(str(source), str(output), calibration, target=options.target)
     refuse_existing_output(output, options.force)
     progress.stage("Repairing annotations", 1)
     model, diagnostics, _ctx = repair(source, rules, report.warnings)
@@ -302,7 +301,8 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
         method, cache = next(iter(caches.items()))
         settings = BuildSettings(method, op_types, options.per_channel, options.keep_io_types,
                                  external, int8, output_qdq=options.output_qdq,
-                                 keep_fp32=frozenset(options.exclude_nodes))
+                                 keep_fp32=frozenset(options.exclude_nodes),
+                                 symmetric_activations=options.symmetric_activations)
         builder = _Builder(model, fp32, cache, work, settings, checked, reference, report, progress)
         progress.stage("Quantizing, converting to FP16, validating", 1)
         chosen, best, outputs, scores = _best_calibration(builder, caches, first_excluded, report)
@@ -352,6 +352,8 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
             progress.close()
             return report
         progress.check()
+        if options.target == "tensorrt":
+            _check_tensorrt_form(best.model)
         report.provenance = _record(source_name or source.name, report, best, options, int8 and not report.fp16_only)
         written = onnx.ModelProto()
         written.CopyFrom(best.model)
@@ -659,9 +661,20 @@ def _record(source: str, report: QuantizeReport, best: Build, options: QuantizeO
     method = report.calibration.get("chosen") or options.calibration_method
     count = sum(1 for _ in qdq_nodes(list(iter_scopes(best.model))))
     return QuantizeRecord(__version__, source, method if int8 else None,
-                          {"type": "int8", "symmetric": ACTIVATION_SYMMETRIC},
+                          {"type": "int8", "symmetric": options.symmetric_activations},
                           {"type": "int8", "symmetric": WEIGHT_SYMMETRIC, "per_channel": options.per_channel},
-                          count)
+                          count, options.target)
+
+
+def _check_tensorrt_form(model: onnx.ModelProto) -> None:
+    """Prove the TensorRT claim before writing it: OL205's own check of every Q/DQ zero-point finds nothing."""
+    from onnx_lint.rules.ol205_qdq_zero_point_type import zero_point_problems
+
+    kinds, _ = zero_point_problems(list(iter_scopes(model)))
+    if kinds:
+        found = "; ".join(f"{len(names)} node(s) with {problem} ({', '.join(names[:3])})"
+                          for problem, names in kinds.items())
+        raise QuantizeError(f"the build is not in TensorRT's form (OL205: {found}); nothing was written")
 
 
 def _write_output(result: Path, model: onnx.ModelProto, output: Path, force: bool) -> None:

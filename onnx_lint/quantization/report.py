@@ -34,6 +34,7 @@ class QuantizeReport:
     written: bool = True
     coverage: dict | None = None  # the INT8 share of the compute nodes' multiply-accumulates (coverage.py)
     provenance: QuantizeRecord | None = None  # what the written model records about itself (model/provenance.py)
+    target: str = "onnxruntime"  # the runtime quantized for (options.TARGETS)
 
     @property
     def exit_code(self) -> int:
@@ -44,6 +45,7 @@ class QuantizeReport:
     def to_json(self) -> dict:
         return {
             "model": self.model, "output": self.output, "written": self.written, "fp16_only": self.fp16_only,
+            "target": self.target,
             "calibration": self.calibration, "fixes": self.fixes, "opset": self.opset, "nodes": self.nodes,
             "validation": self.validation, "kept_in_float": self.kept_in_float, "fp32_scales": self.fp32_scales,
             "fallback": self.fallback, "coverage": self.coverage,
@@ -153,8 +155,14 @@ def format_target_runtime(report: QuantizeReport) -> list[str]:
 
 
 def runtime_note(record: QuantizeRecord | None) -> str | None:
-    """The TensorRT caveat of asymmetric activations (what OL205 says of other Q/DQ models), or None."""
-    if record is None or record.calibration is None or record.qdq_nodes == 0 or record.activations.get("symmetric"):
+    """Where the Q/DQ as written run: the TensorRT caveat of asymmetric activations (what OL205 says of other Q/DQ
+    models), the TensorRT form checked, or None."""
+    if record is None or record.calibration is None or record.qdq_nodes == 0:
+        return None
+    if record.target == "tensorrt":
+        return ("TensorRT (explicit quantization: every int8 zero-point is 0, checked by OL205 before writing; "
+                "biases in float) and ONNX Runtime")
+    if record.activations.get("symmetric"):
         return None
     return ("ONNX Runtime; not TensorRT, whose explicit quantization takes only int8 zero-points equal to 0: "
             "the activations here are asymmetric (nonzero zero-points)")

@@ -250,7 +250,8 @@ def _quantize(source: Path, target: Path, options: dict, emit: Emit, cancelled: 
                                float(options["minCosine"]) if options.get("minCosine") is not None else None,
                                float(options.get("fallbackSeconds", 300.0)), bool(options.get("outputQdq", False)),
                                bool(options.get("int8OutputLayers", False)),
-                               bool(options.get("int8SmallLayers", False)), force=options.get("force") is True)
+                               bool(options.get("int8SmallLayers", False)), force=options.get("force") is True,
+                               target=options.get("target", "onnxruntime"))
     report = quantize_model(source, target, samples, settings, ALL_RULES, EventProgress(emit, cancelled),
                             calibration=calibration)
     if calibration["random"]:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from onnx_lint.base.errors import ConfigError
+from onnx_lint.quantization.options import TARGETS
 from onnx_lint.server.output_path import MAX_PATH_CHARS
 
 # Bounds of the numeric options.
@@ -40,6 +41,13 @@ def checked_quantize_options(raw: Mapping[str, Any]) -> dict[str, Any]:
         if raw["calibrationMethod"] not in METHODS:
             raise ConfigError(f"quantize option 'calibrationMethod' must be one of {', '.join(METHODS)}")
         checked["calibrationMethod"] = raw["calibrationMethod"]
+    if "target" in raw:
+        if raw["target"] not in TARGETS:
+            raise ConfigError(f"quantize option 'target' must be one of {', '.join(TARGETS)}")
+        if raw["target"] == "tensorrt" and raw.get("outputQdq") is True:
+            raise ConfigError("quantize option 'outputQdq' does not go with target 'tensorrt': TensorRT fuses Q/DQ "
+                              "on the inputs of its INT8 layers only")
+        checked["target"] = raw["target"]
     if "samples" in raw:
         checked["samples"] = _count(raw["samples"], "samples", 1)
     if "validationSamples" in raw:

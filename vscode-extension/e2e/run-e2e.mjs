@@ -412,6 +412,11 @@ try {
     new MutationObserver(record).observe(document.body, { subtree: true, childList: true, characterData: true });
   });
   await random.click();
+  // Asked once per workspace: which runtime the model is for (TensorRT: every zero-point 0).
+  const tensorrt = page.locator(".quick-input-list .monaco-list-row", { hasText: /^TensorRT/ });
+  await tensorrt.waitFor({ timeout: 30_000 });
+  result.targetTitle = await page.locator(".quick-input-title").innerText();
+  await tensorrt.click();
   const report = view.locator("section.quantize-report");
   await report.waitFor({ timeout: 240_000 });
   result.quantize = {

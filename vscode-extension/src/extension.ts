@@ -32,7 +32,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const showText = (uri: vscode.Uri) => textViews.open(uri);
   const problems = vscode.languages.createDiagnosticCollection("onnx-lint");
   const models = new ModelEditorProvider(server, problems, context.extensionUri,
-    { quantize: (uri) => quantize(server, uri), showText });
+    { quantize: (uri) => quantize(server, uri, context.workspaceState), showText });
   // One entry per finding: the textual view's entries replace the model's while a tab shows it.
   const viewTabsChanged = (event: vscode.TabChangeEvent) => {
     for (const tab of [...event.opened, ...event.closed]) {
@@ -69,7 +69,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand("onnxLint.quantize", async (uri?: vscode.Uri) => {
       const model = targetModel(uri);
-      const result = model && await quantize(server, model);
+      const result = model && await quantize(server, model, context.workspaceState);
       if (model && result) {
         await models.showQuantized(model, result);
       }

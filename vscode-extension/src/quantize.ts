@@ -11,10 +11,32 @@ export interface QuantizeResult {
 }
 
 const RANDOM = "Calibrate on random inputs (the accuracy figures then say nothing about real data)";
+const TARGETS = [
+  { label: "ONNX Runtime", target: "onnxruntime", detail: "Asymmetric INT8 activations: every ReLU output keeps all 256 levels." },
+  { label: "TensorRT", target: "tensorrt", detail: "Every zero-point 0 and float biases: what TensorRT's explicit quantization builds." },
+];
+/** Where the answer to "which runtime is this for?" is kept: once per workspace. */
+export const TARGET_KEY = "onnxLint.quantize.target";
+
+/** The runtime the model is quantized for: the setting, else this workspace's earlier answer, else ask once. */
+async function chooseTarget(memory: vscode.Memento, configured: string | undefined): Promise<string | undefined> {
+  const known = configured || memory.get<string>(TARGET_KEY);
+  if (known && TARGETS.some((t) => t.target === known)) {
+    return known;
+  }
+  const choice = await vscode.window.showQuickPick(TARGETS, {
+    title: "Quantize INT8+FP16: which runtime will run the model? (asked once for this workspace)",
+  });
+  if (choice) {
+    await memory.update(TARGET_KEY, choice.target);
+  }
+  return choice?.target;
+}
 const CHOOSE = "Choose calibration data (.npz or .npy)…";
 
 /** Ask (or read from settings) the calibration data and the output, run the server's quantize; its result. */
-export async function quantize(server: ServerConnection, model: vscode.Uri): Promise<QuantizeResult | undefined> {
+export async function quantize(server: ServerConnection, model: vscode.Uri,
+  memory: vscode.Memento): Promise<QuantizeResult | undefined> {
   if (!vscode.workspace.isTrusted) {
     void vscode.window.showWarningMessage("onnx-lint does not write files in an untrusted workspace.");
     return undefined;
@@ -34,6 +56,10 @@ export async function quantize(server: ServerConnection, model: vscode.Uri): Pro
       calibrationData = picked[0].fsPath;
     }
   }
+  const target = await chooseTarget(memory, config.get<string>("target") || undefined);
+  if (!target) {
+    return undefined;
+  }
   let output = config.get<string>("output") || undefined;
   let confirmed = false;  // the save dialog asks before it returns an existing file; a setting never replaces one
   if (!output) {
@@ -45,7 +71,7 @@ export async function quantize(server: ServerConnection, model: vscode.Uri): Pro
     output = picked.fsPath;
     confirmed = true;
   }
-  const options: Record<string, unknown> = { output, force: confirmed };
+  const options: Record<string, unknown> = { output, force: confirmed, target };
   if (calibrationData) {
     options.calibrationData = calibrationData;
   }
