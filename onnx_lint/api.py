@@ -152,12 +152,12 @@ def quantize(model_or_path: ModelOrPath, output: str | os.PathLike[str], *,
                               force=force, target=target)
     data = calibration_data if not isinstance(calibration_data, (str, os.PathLike)) else Path(calibration_data)
     shapes = {name: tuple(int(d) for d in dims) for name, dims in (input_shapes or {}).items()}
-    target = Path(output)
+    written = Path(output)
     with _model_file(model_or_path, base_path) as (path, display):
-        if target.resolve() == path.resolve():
+        if written.resolve() == path.resolve():
             raise QuantizeError("the output must be a new file; the input model is never changed")
         in_memory = not isinstance(model_or_path, (str, os.PathLike))  # then path is a temporary copy
-        report, random = quantize_file(path, target, data, shapes, samples, options, Progress(),
+        report, random = quantize_file(path, written, data, shapes, samples, options, Progress(),
                                        source_name=display if in_memory else None)
     report.model = display
     for record in report.fixes:  # a model given in memory was read from a temporary copy
