@@ -130,13 +130,14 @@ def quantize(model_or_path: ModelOrPath, output: str | os.PathLike[str], *,
              validation_samples: int = 16, min_cosine: float | None = None, fallback_seconds: float = 300.0,
              output_qdq: bool = False, int8_output_layers: bool = False, int8_small_layers: bool = False,
              force: bool = False, base_path: str | os.PathLike[str] | None = None,
-             target: str = "onnxruntime") -> QuantizeReport:
+             target: str = "onnxruntime", sensitivity_seconds: float = 120.0) -> QuantizeReport:
     """Repair, then quantize to INT8 (Q/DQ) + FP16 and validate, as ``onnx-lint quantize`` does.
 
     ``calibration_data`` is a ``.npz`` (keys are input names) or ``.npy`` file, or the samples
     themselves (one mapping of input name to array per sample); without it the model is
     calibrated on random inputs and the report's warnings say the accuracy figures are then
-    meaningless. The keyword arguments are the command line's options. The returned report is
+    meaningless. The keyword arguments are the command line's options (``target``: ``onnxruntime`` or
+    ``tensorrt``; ``sensitivity_seconds``: ``--sensitivity-time``). The returned report is
     the one the command prints (``written`` is False when ``min_cosine`` was missed: nothing was
     written); a failure raises ``QuantizeError`` (an ``OnnxLintError``) and writes nothing. An existing
     ``output`` is refused unless ``force``.
@@ -149,7 +150,7 @@ def quantize(model_or_path: ModelOrPath, output: str | os.PathLike[str], *,
     options = QuantizeOptions(calibration_method, tuple(op_types) if op_types else None, tuple(exclude_nodes),
                               per_channel, keep_io_types, max(0, validation_samples), min_cosine,
                               max(0.0, fallback_seconds), output_qdq, int8_output_layers, int8_small_layers,
-                              force=force, target=target)
+                              force=force, target=target, sensitivity_seconds=max(0.0, sensitivity_seconds))
     data = calibration_data if not isinstance(calibration_data, (str, os.PathLike)) else Path(calibration_data)
     shapes = {name: tuple(int(d) for d in dims) for name, dims in (input_shapes or {}).items()}
     written = Path(output)

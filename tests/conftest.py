@@ -125,6 +125,7 @@ MODULE_MARKERS: dict[str, tuple[str, ...]] = {
     "test_rules": _SLOW,  # 23
     "test_neighbourhood": _SLOW,  # 17
     "test_modelopt_ports": _SLOW,  # 17
+    "test_server_quantize_concurrency": ("quantize", "slow"),  # 22: six quantize runs in one server, two at once
     "test_private_caches": _SLOW,  # 16
     "test_budget": _SLOW,  # 15
     "test_server_writes": _SLOW,  # 14

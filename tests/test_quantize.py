@@ -149,6 +149,9 @@ def test_the_written_model_opens_without_notes_about_its_own_qdq_and_says_where_
     model = onnx.load(out)
     qdq = [n for n in model.graph.node if n.op_type in ("QuantizeLinear", "DequantizeLinear")]
     record = json.loads({p.key: p.value for p in model.metadata_props}["onnx_lint.quantized"])
+    sensitivity = record.pop("sensitivity")  # per INT8 node: its share of the error, its cosine alone in INT8
+    assert set(sensitivity) == {"MatMul_1"}
+    assert sensitivity["MatMul_1"][0] == 1.0 and 0.99 < sensitivity["MatMul_1"][1] <= 1
     assert record == {"tool": "onnx-lint", "version": onnx_lint.__version__, "source": "seed.onnx",
                       "calibration": "entropy", "activations": {"type": "int8", "symmetric": False},
                       "weights": {"type": "int8", "symmetric": True, "per_channel": True}, "qdq_nodes": len(qdq),
@@ -158,7 +161,7 @@ def test_the_written_model_opens_without_notes_about_its_own_qdq_and_says_where_
                    if i.name.endswith("zero_point")}
     assert any(v.any() for k, v in zero_points.items() if k.startswith("X")) and not zero_points["W1_zero_point"].any()
     report = json.loads((tmp_path / "r.json").read_text())
-    assert report["provenance"] == record and "not TensorRT" in report["target_runtime"]
+    assert report["provenance"] == {**record, "sensitivity": sensitivity} and "not TensorRT" in report["target_runtime"]
     assert "target runtime: ONNX Runtime; not TensorRT" in run.out  # the caveat, once, where the user decides
     assert "Quantized by onnx-lint" in run.out
 
@@ -488,11 +491,22 @@ def test_min_cosine_is_a_target_that_the_fallback_reaches(tmp_path):
     fallback = report["fallback"]
     assert fallback["met"] and fallback["start_cosine"] == pytest.approx(first)
     assert fallback["end_cosine"] >= 0.995 and report["outputs"][0]["cosine_similarity"] >= 0.995
-    moved = [n for step in fallback["steps"] for n in step["moved_to_fp16"]]
-    assert moved == ["mm4"]  # the node reading the offset; FP16 now, it reads the float tensor, not the INT8 copy
+    # the node reading the offset costs the most accuracy alone, is tried first, and is all the written model moves:
+    # FP16 now, it reads the float tensor, not the INT8 copy
+    assert report["sensitivity"]["nodes"][0]["node"] == "mm4" and report["sensitivity"]["nodes"][0]["share"] > 0.5
+    assert fallback["steps"][0]["moved_to_fp16"][0] == "mm4"
+    [accuracy] = [k for k in report["kept_in_float"] if k["reason"].startswith("accuracy")]
+    assert accuracy["nodes"] == ["mm4"]
     assert report["nodes"]["int8"] == 6 and report["nodes"]["QuantizeLinear"] > 0  # mm7, the output layer, is FP16
-    assert "accuracy target: cosine >= 0.995 met" in run.out and "step 1: kept in FP16" in run.out
-    assert "Moving INT8 nodes to FP16" in run.err  # progress is shown
+    assert "accuracy target: cosine >= 0.995 met" in run.out and "build 1: in FP16 mm4" in run.out
+    assert "sensitivity: the INT8 nodes that cost the most accuracy" in run.out
+    # the frontier: the FP16-only ceiling, the first pass and each build tried, most INT8 first, plotted
+    shares = [p["int8_mac_share"] for p in fallback["frontier"]]
+    assert shares == sorted(shares, reverse=True) and shares[-1] == 0.0 and len(shares) >= 3
+    assert "accuracy/coverage frontier" in run.out
+    assert report["frontier_plot"] == str(tmp_path / "r.frontier.svg")
+    assert (tmp_path / "r.frontier.svg").read_text().startswith("<svg")
+    assert "keeping the most error per MAC in FP16" in run.err  # progress is shown
     x = np.load(tmp_path / "c.npz")["X"]
     reference, produced = _run(source, x)[0], _run(out, x)[0]
     cosine = float(np.dot(reference.ravel(), produced.ravel()) / (np.linalg.norm(reference) * np.linalg.norm(produced)))
@@ -718,7 +732,7 @@ def test_output_that_becomes_infinite_fails_validation(tmp_path):
 
 
 def test_non_finite_outputs_count_as_the_worst_cosine():
-    from onnx_lint.quantization.pipeline import _worst
+    from onnx_lint.quantization.stages.build_validate import worst as _worst
     from onnx_lint.quantization.validation import compare
 
     reference = {"Y": [np.array([1.0, -2.0, 3.0], np.float32)], "Z": [np.ones(2, np.float32)]}
@@ -998,10 +1012,14 @@ def test_fallback_moves_the_node_with_most_error_per_mac_first_and_states_the_co
     report = json.loads((tmp_path / "r.json").read_text())
     fallback = report["fallback"]
     big, small = (next(o for o in fallback["order"] if o["node"] == n) for n in ("mm_big", "mm_small"))
-    assert big["added_error"] > small["added_error"]  # by error alone mm_big would move first ...
+    # measured at the outputs: mm_big's crushed input barely shows in YA (diluted by the level of 50), mm_small's
+    # does in YB, so by its error per MAC (and here by its error too) mm_small moves first
+    assert small["added_error"] > 100 * big["added_error"] > 0
+    assert small["error_per_mac"] > big["error_per_mac"] and fallback["order"][0]["node"] == "mm_small"
     assert (big["macs_lost"], small["macs_lost"]) == (64 * 64, 16 * 4)
-    [step] = fallback["steps"]  # ... by error per MAC mm_small does, and that alone meets the target
-    assert step["moved_to_fp16"] == ["mm_small"] and fallback["met"]
+    assert fallback["steps"][0]["moved_to_fp16"] == ["mm_small"] and fallback["met"]  # that alone meets the target
+    [accuracy] = [k for k in report["kept_in_float"] if k["reason"].startswith("accuracy")]
+    assert accuracy["nodes"] == ["mm_small"]
     assert fallback["int8_mac_share_kept"] == pytest.approx(4096 / (4096 + 64))
     assert report["coverage"]["int8_mac_share"] == pytest.approx(fallback["int8_mac_share_kept"])
     assert "INT8 coverage 98.5%" in run.err  # the progress line of the step

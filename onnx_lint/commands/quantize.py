@@ -66,7 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-fallback-time", "--fallback-seconds", dest="fallback_seconds", type=float,
                         default=300.0,
                         help="time the --min-cosine fallback may spend building and validating (default 300)")
-    parser.add_argument("--report", help="write the report as JSON to this file")
+    parser.add_argument("--sensitivity-time", dest="sensitivity_seconds", type=float, default=120.0,
+                        help="time to measure the error each INT8 node causes alone at the outputs (default 120; "
+                             "0: not measured)")
+    parser.add_argument("--report", help="write the report as JSON to this file (with --min-cosine, the frontier "
+                                         "plot goes beside it: FILE.frontier.svg)")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     return parser
 
@@ -119,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
     options = QuantizeOptions(args.calibration_method, _split(args.op_types), _split(args.exclude_nodes) or (),
                               args.per_channel, args.keep_io_types, max(0, args.validation_samples),
                               args.min_cosine, max(0.0, args.fallback_seconds), args.output_qdq,
-                              args.int8_output_layers, args.int8_small_layers, force=args.force, target=args.target)
+                              args.int8_output_layers, args.int8_small_layers, force=args.force, target=args.target,
+                              sensitivity_seconds=max(0.0, args.sensitivity_seconds))
     progress = terminal_progress(args.quiet)
     try:
         report, random = quantize_file(source, output, data, overrides, args.samples, options, progress,
@@ -134,6 +139,12 @@ def run(args: argparse.Namespace) -> int:
         record = report.to_json()
         if random:  # printed once, at the start; the JSON report keeps it too
             record["warnings"].insert(0, RANDOM_WARNING)
+        from onnx_lint.quantization.frontier_plot import frontier_svg
+
+        plot = frontier_svg(report.fallback)
+        if plot is not None:  # beside the report: r.json -> r.frontier.svg
+            record["frontier_plot"] = str(Path(args.report).with_suffix(".frontier.svg"))
+            write_text_output(Path(record["frontier_plot"]), plot, "the frontier plot")
         write_text_output(Path(args.report), json.dumps(record, indent=2) + "\n", "the quantize report")
     from onnx_lint.formats.escape import safe_text  # the summary's names are escaped where they are inserted
 

@@ -35,6 +35,8 @@ class QuantizeRecord:
     weights: dict  # {"type": "int8", "symmetric": True, "per_channel": True}
     qdq_nodes: int  # QuantizeLinear + DequantizeLinear nodes written, in every graph
     target: str | None = None  # the runtime it was quantized for (onnxruntime, tensorrt); None in older records
+    # per INT8 node: [its share of the error, the worst-output cosine when it alone is INT8] (for the graph view)
+    sensitivity: dict[str, list[float]] | None = None
 
     def to_json(self) -> dict:
         record = {"tool": "onnx-lint", "version": self.version, "source": self.source,
@@ -42,6 +44,8 @@ class QuantizeRecord:
                   "qdq_nodes": self.qdq_nodes}
         if self.target:
             record["target"] = self.target
+        if self.sensitivity:
+            record["sensitivity"] = self.sensitivity
         return record
 
     def describe(self) -> str:
@@ -59,6 +63,19 @@ def _precision(kind: dict) -> str:
     if kind.get("per_channel"):
         parts.append("per-channel")
     return f"{str(kind.get('type', '?')).upper()} ({', '.join(parts)})"
+
+
+def _sensitivity(value: object) -> dict[str, list[float]] | None:
+    """The record's per-node figures when they are what we write (name -> two numbers), else None."""
+    if not isinstance(value, dict):
+        return None
+    found = {}
+    for name, pair in value.items():
+        if not (isinstance(name, str) and isinstance(pair, list) and len(pair) == 2
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in pair)):
+            return None
+        found[name] = [float(pair[0]), float(pair[1])]
+    return found
 
 
 def stamp(model: onnx.ModelProto, record: QuantizeRecord) -> None:
@@ -79,7 +96,8 @@ def read_record(model: onnx.ModelProto) -> QuantizeRecord | None:
         data = json.loads(value)
         record = QuantizeRecord(str(data["version"]), str(data["source"]), data.get("calibration"),
                                 dict(data["activations"]), dict(data["weights"]), int(data["qdq_nodes"]),
-                                str(data["target"]) if data.get("target") in TARGET_NAMES else None)
+                                str(data["target"]) if data.get("target") in TARGET_NAMES else None,
+                                _sensitivity(data.get("sensitivity")))
     except (ValueError, KeyError, TypeError):
         return None
     return record if data.get("tool") == "onnx-lint" else None

@@ -17,7 +17,8 @@ from onnx_lint.base.errors import OnnxLintError, one_line
 from onnx_lint.quantization.fp16 import ConversionError, convert_to_fp16
 from onnx_lint.quantization.fusions import FUSED_BY_DEFAULT, fp32_islands
 from onnx_lint.quantization.placement import float_readers_read_float
-from onnx_lint.quantization.ranges import ort_method, quiet_onnxruntime
+from onnx_lint.quantization.ranges import quiet_onnxruntime
+from onnx_lint.quantization.static_quantizer import quantize_static_cached
 
 # What every INT8 build asks of ONNX Runtime, stated to it rather than left to its defaults, so that the
 # written model's record (model/provenance.py) says what is true: signed INT8 throughout, weights symmetric
@@ -77,22 +78,17 @@ def build(fp32: Path, cache: Path, out: Path, settings: BuildSettings, excluded:
 
 
 def _build(fp32: Path, cache: Path, out: Path, settings: BuildSettings, excluded: frozenset[str]) -> Build:
-    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
-
     if not settings.int8:
         return _checked(convert_to_fp16(onnx.load(fp32), keep_io_types=settings.keep_io_types,
                                             keep_nodes=tuple(sorted(settings.keep_fp32))), out, excluded)
     int8 = out.with_suffix(".int8.onnx")
     try:
         with quiet_onnxruntime():
-            quantize_static(str(fp32), str(int8), None, quant_format=QuantFormat.QDQ,
-                            activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
-                            per_channel=settings.per_channel, op_types_to_quantize=settings.op_types,
-                            nodes_to_exclude=sorted(excluded), calibrate_method=ort_method(settings.method),
-                            use_external_data_format=settings.external_data, calibration_cache_path=str(cache),
-                            extra_options=_extra_options(settings))
+            quantize_static_cached(fp32, cache, int8, per_channel=settings.per_channel, op_types=settings.op_types,
+                                   nodes_to_exclude=sorted(excluded), extra_options=_extra_options(settings),
+                                   external_data=settings.external_data)
     except Exception as exc:
-        raise BuildError(f"INT8 quantization (ONNX Runtime quantize_static) failed: "
+        raise BuildError(f"INT8 quantization (ONNX Runtime's QDQ quantizer) failed: "
                          f"{type(exc).__name__}: {one_line(exc)}") from None
     quantized = onnx.load(int8)
     if not settings.output_qdq:  # inputs-only Q/DQ: nodes left in float read the float tensor (placement.py)

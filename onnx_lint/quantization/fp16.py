@@ -9,12 +9,11 @@ nodes are put back in topological order afterwards.
 
 from __future__ import annotations
 
-import logging
-
 import onnx
 
 from onnx_lint.base.errors import OnnxLintError
 from onnx_lint.model.graphs import sort_topologically
+from onnx_lint.quantization.quiet import quiet
 
 
 class ConversionError(OnnxLintError):
@@ -27,10 +26,10 @@ def convert_to_fp16(model: onnx.ModelProto, keep_io_types: bool = True,
     what OL201 suggests for constants FP16 cannot hold."""
     from onnxruntime.transformers.float16 import convert_float_to_float16
 
-    logging.getLogger("onnxruntime.transformers.float16").setLevel(logging.ERROR)
     try:
-        converted = convert_float_to_float16(model, keep_io_types=keep_io_types, disable_shape_infer=False,
-                                             node_block_list=list(keep_nodes))
+        with quiet():  # its warnings, for this thread only: the logger's level is the process's
+            converted = convert_float_to_float16(model, keep_io_types=keep_io_types, disable_shape_infer=False,
+                                                 node_block_list=list(keep_nodes))
     except Exception as exc:
         raise ConversionError(f"FP16 conversion failed: {type(exc).__name__}: {exc}") from None
     _drop_fp16_round_trips(converted.graph, set(keep_nodes))

@@ -46,6 +46,7 @@ class QuantizeOptions:
     int8_small_layers: bool = False  # True: also the MatMul/Gemm/Conv that INT8 cannot speed up (placement.py)
     force: bool = False  # True: an existing output file is replaced; otherwise it is refused
     target: str = "onnxruntime"  # one of TARGETS
+    sensitivity_seconds: float = 120.0  # time to measure each INT8 node's error alone (0: not measured)
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:

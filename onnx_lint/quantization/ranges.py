@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -28,25 +28,12 @@ ENTROPY_BINS = 512  # KL candidates = bins/2 - 128/2 + 1; 2048 (TensorRT's) cost
 QUANTIZED_BINS = 128
 
 
-def ort_method(name: str):  # noqa: ANN201 - ORT's enum
-    from onnxruntime.quantization import CalibrationMethod
-
-    return {"minmax": CalibrationMethod.MinMax, "entropy": CalibrationMethod.Entropy,
-            "percentile": CalibrationMethod.Percentile}[name]
-
-
 @contextlib.contextmanager
 def quiet_onnxruntime() -> Iterator[None]:
-    """Keep ORT off the user's terminal: its C++ log lines, and (for this thread only: ``quiet.py``) its prints
-    and its Python logging.
-
-    The quantizer logs through the root logger, the calibration sessions log
-    through ORT's default logger (ANSI-coloured lines on stderr), and the
-    histogram calibrators ``print`` their progress to stdout.
-    """
-    import onnxruntime as ort
-
-    ort.set_default_logger_severity(3)
+    """Keep ORT's quantization tools off the user's terminal, for this thread only (``quiet.py``): their prints
+    and their Python logging. Their C++ log stays quiet through the sessions' own options (the calibrator's
+    ``_quiet_session``, validation's children): ORT's default logger severity is the process's, so it is not
+    changed."""
     with quiet():
         yield
 
@@ -94,27 +81,39 @@ class _Recording:
         return getattr(self._session, name)
 
 
-_READ_ONLY: ContextVar[frozenset[str] | None] = ContextVar("onnx_lint_calibrated_tensors", default=None)
-_selection_installed = False
+def _calibrator(fp32: Path, op_types: list[str], work: Path, method: str, external_data: bool,
+                wanted: frozenset[str] | None):  # noqa: ANN202 - ORT's calibrator
+    """ORT's calibrator for ``method``, as ``create_calibrator`` makes it with our settings, but of a subclass
+    of its own: it calibrates only the ``wanted`` tensors (None: what ORT selects) and its session logs only
+    errors. Nothing of ORT's classes is changed, so another run in the same process calibrates as ORT does."""
+    import onnxruntime as ort
+    from onnxruntime.quantization.calibrate import EntropyCalibrater, MinMaxCalibrater, PercentileCalibrater
 
+    bases: dict[str, tuple[type, dict[str, Any]]] = {
+        "entropy": (EntropyCalibrater, {"symmetric": False, "num_bins": ENTROPY_BINS,
+                                        "num_quantized_bins": QUANTIZED_BINS}),
+             "minmax": (MinMaxCalibrater, {"symmetric": False, "moving_average": False, "averaging_constant": 0.01,
+                                           "max_intermediate_outputs": None, "per_channel": False}),
+             "percentile": (PercentileCalibrater, {"symmetric": True, "num_bins": 2048, "percentile": 99.999})}
+    base, settings = bases[method]
 
-def _install_selection() -> None:
-    """Wrap ORT's ``CalibraterBase.select_tensors_to_calibrate`` once; without a set in ``_READ_ONLY`` (another
-    run, another thread) it selects as ORT does."""
-    global _selection_installed
-    if _selection_installed:
-        return
-    from onnxruntime.quantization.calibrate import CalibraterBase
+    class Selective(base):  # type: ignore[misc, valid-type]  # ORT's calibrator classes are untyped
+        def select_tensors_to_calibrate(self, model):  # noqa: ANN001, ANN202 - ORT's interface
+            tensors, value_infos = super().select_tensors_to_calibrate(model)
+            return (tensors if wanted is None else {t for t in tensors if t in wanted}), value_infos
 
-    original = CalibraterBase.select_tensors_to_calibrate
+        def create_inference_session(self) -> None:
+            options = ort.SessionOptions()
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+            options.log_severity_level = 3
+            self.infer_session = ort.InferenceSession(self.augmented_model_path, sess_options=options,
+                                                      providers=self.execution_providers)
 
-    def select(self, model):  # noqa: ANN001, ANN202 - ORT's interface
-        tensors, value_infos = original(self, model)
-        wanted = _READ_ONLY.get()
-        return (tensors if wanted is None else {t for t in tensors if t in wanted}), value_infos
-
-    CalibraterBase.select_tensors_to_calibrate = select
-    _selection_installed = True
+    calibrator = Selective(str(fp32), op_types, str(work / "ranges.aug.onnx"),
+                           use_external_data_format=external_data, **settings)
+    calibrator.augment_graph()
+    calibrator.create_inference_session()
+    return calibrator
 
 
 def read_by_quantizer(model_path: Path, op_types: list[str]) -> frozenset[str]:
@@ -145,24 +144,17 @@ def calibrate(fp32: Path, samples: list[Sample], method: str, op_types: list[str
     (``read_by_quantizer``); each tensor's range depends on that tensor alone.
     """
     from onnxruntime.quantization import CalibrationMethod
-    from onnxruntime.quantization.calibrate import TensorData, TensorsData, create_calibrator, save_tensors_data
+    from onnxruntime.quantization.calibrate import TensorData, TensorsData, save_tensors_data
 
     histogram = method in ("entropy", "auto")
-    options = {"num_bins": ENTROPY_BINS, "num_quantized_bins": QUANTIZED_BINS} if histogram else {}
-    _install_selection()
-    token = _READ_ONLY.set(read_by_quantizer(fp32, op_types) if inputs_only else None)
-    try:
-        with quiet_onnxruntime():
-            calibrator = create_calibrator(fp32, op_types, augmented_model_path=str(work / "ranges.aug.onnx"),
-                                           calibrate_method=ort_method("entropy" if histogram else method),
-                                           use_external_data_format=external_data, extra_options=options)
-            use_fast_collector(calibrator)
-            recording = _Recording(calibrator.infer_session, outputs or [], record)
-            calibrator.infer_session = recording
-            calibrator.collect_data(_reader(samples, progress))
-            data = {"entropy" if histogram else method: calibrator.compute_data()}
-    finally:
-        _READ_ONLY.reset(token)
+    wanted = read_by_quantizer(fp32, op_types) if inputs_only else None
+    with quiet_onnxruntime():
+        calibrator = _calibrator(fp32, op_types, work, "entropy" if histogram else method, external_data, wanted)
+        use_fast_collector(calibrator)
+        recording = _Recording(calibrator.infer_session, outputs or [], record)
+        calibrator.infer_session = recording
+        calibrator.collect_data(_reader(samples, progress))
+        data = {"entropy" if histogram else method: calibrator.compute_data()}
     if method == "auto":
         extremes = {name: TensorData(lowest=np.asarray(h[2], np.float32), highest=np.asarray(h[3], np.float32))
                     for name, h in calibrator.collector.histogram_dict.items() if name in data["entropy"]}

@@ -35,6 +35,8 @@ class QuantizeReport:
     coverage: dict | None = None  # the INT8 share of the compute nodes' multiply-accumulates (coverage.py)
     provenance: QuantizeRecord | None = None  # what the written model records about itself (model/provenance.py)
     target: str = "onnxruntime"  # the runtime quantized for (options.TARGETS)
+    kept_in_fp32: dict | None = None  # nodes whose measured outputs exceed what FP16 holds safely (activations.py)
+    sensitivity: dict | None = None  # each INT8 node's error at the outputs when alone INT8 (sensitivity.py)
 
     @property
     def exit_code(self) -> int:
@@ -48,7 +50,8 @@ class QuantizeReport:
             "target": self.target,
             "calibration": self.calibration, "fixes": self.fixes, "opset": self.opset, "nodes": self.nodes,
             "validation": self.validation, "kept_in_float": self.kept_in_float, "fp32_scales": self.fp32_scales,
-            "fallback": self.fallback, "coverage": self.coverage,
+            "fallback": self.fallback, "coverage": self.coverage, "kept_in_fp32": self.kept_in_fp32,
+            "sensitivity": self.sensitivity,
             "provenance": self.provenance.to_json() if self.provenance else None,
             "target_runtime": runtime_note(self.provenance),
             "outputs": [o.to_json() for o in self.outputs],
@@ -82,7 +85,8 @@ def format_table(report: QuantizeReport) -> str:
 
 
 def format_fallback(report: QuantizeReport) -> list[str]:
-    """The accuracy-driven fallback, step by step: which nodes went to FP16 and what each step bought."""
+    """The accuracy target's search: each build tried (how many nodes in FP16, its cosine and INT8 share), then
+    the frontier it drew, from the most INT8 to the least."""
     fb = report.fallback
     if not fb or "target" not in fb:
         return []
@@ -90,18 +94,61 @@ def format_fallback(report: QuantizeReport) -> list[str]:
         return [f"  accuracy target: cosine >= {fb['target']} NOT met: {fb['stopped']}"]
     verdict = "met" if fb.get("met") else "NOT met" + (f" ({fb['stopped']})" if fb.get("stopped") else "")
     lines = [f"  accuracy target: cosine >= {fb['target']} {verdict}; first pass {fb.get('start_cosine', 0):.6f}, "
-             f"{fb.get('ranked', 0)} INT8 nodes ranked by the error they add per multiply-accumulate"]
+             f"{fb.get('ranked', 0)} INT8 nodes ranked by the error they cause per multiply-accumulate"]
     for k, step in enumerate(fb.get("steps", []), 1):
         moved = step["moved_to_fp16"]
         names = safe_text(", ".join(moved[:4])) + (f", ... ({len(moved)} nodes)" if len(moved) > 4 else "")
         ranges = f", {step['calibration']} ranges" if step.get("calibration") else ""
         share = f", INT8 coverage {step['int8_mac_share']:.1%}" if "int8_mac_share" in step else ""
-        lines.append(f"    step {k}: kept in FP16 {names}: cosine {step['cosine_before']:.6f} -> "
+        lines.append(f"    build {k}: in FP16 {names}: cosine {step['cosine_before']:.6f} -> "
                      f"{step['cosine_after']:.6f} ({step['int8_nodes_left']} INT8 nodes left{share}{ranges})")
     if "int8_mac_share_kept" in fb:
         lines.append(f"    kept {fb['int8_mac_share_kept']:.1%} of the multiply-accumulates in INT8 "
                      f"(first pass {fb.get('start_int8_mac_share', 0):.1%})")
+    frontier = fb.get("frontier") or []
+    if len(frontier) > 1:
+        lines.append("  accuracy/coverage frontier (INT8 share of MACs: worst-output cosine):")
+        lines += [f"    {p['int8_mac_share']:6.1%}: {p['cosine']:.6f}  {p['build']}"
+                  + ("  (meets the target)" if p["met"] else "") for p in frontier]
     return lines
+
+
+SENSITIVITY_ROWS = 8  # the table's length in the text report; the JSON has every node
+
+
+def format_sensitivity(report: QuantizeReport) -> list[str]:
+    """The INT8 nodes that cost the most accuracy: each one's worst-output cosine when it alone is INT8, its
+    share of the summed error, and its share of the INT8 multiply-accumulates."""
+    found = report.sensitivity
+    if not found or not found.get("nodes"):
+        return []
+    nodes = found["nodes"]
+    macs = sum(n["macs"] for n in nodes) or 1
+    rows = [("node", "op", "cosine alone", "share of error", "share of MACs", "written as")]
+    rows += [(safe_text(n["node"]), n["op_type"], f"{n['cosine_alone']:.6f}", f"{n['share']:.1%}",
+              f"{n['macs'] / macs:.1%}", "INT8" if n.get("int8", True) else "FP16 (target)")
+             for n in nodes[:SENSITIVITY_ROWS]]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    more = f", the first {SENSITIVITY_ROWS} of {len(nodes)}" if len(nodes) > SENSITIVITY_ROWS else ""
+    lines = [f"  sensitivity: the INT8 nodes that cost the most accuracy (each alone in INT8, on {found['samples']} "
+             f"sample(s){more}):"]
+    for row in rows:
+        lines.append("    " + "  ".join(c.ljust(w) if i < 2 or i == 5 else c.rjust(w)
+                                        for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+    if found.get("not_measured"):
+        why = f" ({found['stopped']})" if found.get("stopped") else ""
+        lines.append(f"    not measured: {len(found['not_measured'])} INT8 node(s){why}")
+    return lines
+
+
+def format_fp32(report: QuantizeReport) -> list[str]:
+    kept = report.kept_in_fp32
+    if not kept or not kept.get("nodes"):
+        return []
+    shown = ", ".join(f"{safe_text(n['node'])} ({n['op_type']}, {n['max_abs']:.3g})" for n in kept["nodes"][:3])
+    more = f" and {len(kept['nodes']) - 3} more" if len(kept["nodes"]) > 3 else ""
+    return [f"  kept in FP32: {len(kept['nodes'])} node(s) whose outputs exceed {kept['threshold']:g} on the "
+            f"validation samples (largest: {shown}{more}); FP16 overflows on sums and products of values this large"]
 
 
 def _method(calibration: dict) -> str:
@@ -196,7 +243,9 @@ def format_summary(report: QuantizeReport) -> str:
     for kept in report.kept_in_float:
         if kept["nodes"] and not kept["reason"].startswith("accuracy"):
             parts.append(f"  kept in FP16: {len(kept['nodes'])} {kept.get('op_type', '')} node(s): {kept['reason']}")
+    parts += format_fp32(report)
     parts += format_coverage(report)
+    parts += format_sensitivity(report)
     parts += format_fallback(report)
     parts += format_target_runtime(report)
     parts += ["", format_table(report)]

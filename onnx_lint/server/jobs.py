@@ -131,14 +131,34 @@ def model_graph_job(path: str, *, emit: Emit, cancelled: Check) -> dict:
     """Every graph of the model, compactly, for the whole-graph view (see ``onnx_lint.server.graph_data``)."""
     from onnx_lint.server.graph_data import model_graph
 
-    return model_graph(_context(path).scopes)
+    ctx = _context(path)
+    graph = model_graph(ctx.scopes)
+    errors = int8_errors(ctx)
+    if errors:
+        graph["int8Error"] = errors
+    return graph
+
+
+def int8_errors(ctx: LintContext) -> dict[str, list[float]] | None:
+    """Per INT8 node of a model quantize wrote: its share of the error and its worst-output cosine when alone in
+    INT8, as its record holds them; None when there is no record, or its Q/DQ were edited since (the figures
+    would describe another model)."""
+    record = read_record(ctx.model)
+    if record is None or not record.sensitivity or sum(1 for _ in qdq_nodes(ctx.scopes)) != record.qdq_nodes:
+        return None
+    return record.sensitivity
 
 
 def graph_node_job(path: str, graph: str, index: int, *, emit: Emit, cancelled: Check) -> dict:
     """One node of the whole-graph view in detail: attributes, inputs and outputs declared and derived."""
     from onnx_lint.server.graph_data import node_details
 
-    return node_details(_context(path), graph, index)
+    ctx = _context(path)
+    details = node_details(ctx, graph, index)
+    found = (int8_errors(ctx) or {}).get(details["name"]) if graph == ctx.scopes[0].path else None
+    if found is not None:
+        details["int8Error"] = {"share": found[0], "cosineAlone": found[1]}
+    return details
 
 
 def view_job(path: str, *, emit: Emit, cancelled: Check) -> dict:
@@ -251,12 +271,15 @@ def _quantize(source: Path, target: Path, options: dict, emit: Emit, cancelled: 
                                float(options.get("fallbackSeconds", 300.0)), bool(options.get("outputQdq", False)),
                                bool(options.get("int8OutputLayers", False)),
                                bool(options.get("int8SmallLayers", False)), force=options.get("force") is True,
-                               target=options.get("target", "onnxruntime"))
+                               target=options.get("target", "onnxruntime"),
+                               sensitivity_seconds=float(options.get("sensitivitySeconds", 120.0)))
     report = quantize_model(source, target, samples, settings, ALL_RULES, EventProgress(emit, cancelled),
                             calibration=calibration)
     if calibration["random"]:
         report.warnings.insert(0, RANDOM_WARNING)
     # the CLI's exit-code policy as data: 0 INT8+FP16 written, 3 FP16-only written, 1 target missed (not written)
+    from onnx_lint.quantization.frontier_plot import frontier_svg
+
     return {"output": str(target), "written": report.written, "fp16Only": report.fp16_only,
             "exitCode": report.exit_code, "report": report.to_json(), "summary": format_summary(report),
-            "warnings": report.warnings}
+            "warnings": report.warnings, "frontierSvg": frontier_svg(report.fallback)}

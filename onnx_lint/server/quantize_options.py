@@ -54,6 +54,8 @@ def checked_quantize_options(raw: Mapping[str, Any]) -> dict[str, Any]:
         checked["validationSamples"] = _count(raw["validationSamples"], "validationSamples", 0)
     if raw.get("minCosine") is not None:
         checked["minCosine"] = _number(raw["minCosine"], "minCosine", -1.0, 1.0)
+    if "sensitivitySeconds" in raw:
+        checked["sensitivitySeconds"] = _number(raw["sensitivitySeconds"], "sensitivitySeconds", 0.0, MAX_SECONDS)
     if "fallbackSeconds" in raw:
         checked["fallbackSeconds"] = _number(raw["fallbackSeconds"], "fallbackSeconds", 0.0, MAX_SECONDS)
     for key in ("opTypes", "excludeNodes", "inputShapes"):

@@ -1,0 +1,85 @@
+"""What the FP32 model's activations hold on the validation samples: the largest magnitude and the shape of
+every float tensor a node computes, from one run with every such tensor exposed.
+
+Two decisions read these facts instead of guessing them from static shapes and types:
+- **FP16 placement.** A node whose output reaches more than ``FP16_DATA_MAX`` stays in FP32: FP16 holds
+  up to 65504, and a tensor that large feeds sums and products that overflow (ModelOpt's AutoCast keeps
+  such nodes in high precision with the same default threshold, ``data_max`` 512).
+- **INT8 coverage.** The multiply-accumulates of a compute node need its shapes; where ONNX shape
+  inference cannot size a node (magika, basic-pitch), the shape the run saw is the shape.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import onnx
+
+from onnx_lint.quantization.calibration import Sample
+from onnx_lint.quantization.measure_runs import measure
+
+# Above this magnitude a node's output stays FP32 (ModelOpt AutoCast's default ``data_max``).
+FP16_DATA_MAX = 512.0
+SAMPLES = 4  # enough to see a tensor's range; each sample is one run of the model with every tensor exposed
+_FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16)
+
+
+@dataclass
+class ActivationStats:
+    """Per tensor name: the largest finite magnitude seen, and its shape on the first sample."""
+
+    max_abs: dict[str, float] = field(default_factory=dict)
+    shapes: dict[str, list[int]] = field(default_factory=dict)
+    note: str | None = None  # why nothing was observed, when nothing was
+
+
+def observe(fp32: onnx.ModelProto, samples: list[Sample], work: Path, timeout: float = 600.0) -> ActivationStats:
+    """Run ``fp32`` on up to ``SAMPLES`` samples with every node output exposed; its statistics. A model that
+    cannot run so (it ran for calibration, so this is rare: a crash with many outputs) gives empty stats with
+    a note, never an error: placement and coverage then fall back to what static shapes say."""
+    exposed = onnx.ModelProto()
+    exposed.CopyFrom(fp32)
+    present = {o.name for o in exposed.graph.output}
+    declared = {v.name: v.type.tensor_type.elem_type for v in [*fp32.graph.value_info, *fp32.graph.output]}
+    names = [o for n in fp32.graph.node for o in n.output
+             if o and o not in present and declared.get(o, onnx.TensorProto.FLOAT) in _FLOATS]
+    exposed.graph.output.extend(onnx.ValueInfoProto(name=n) for n in dict.fromkeys(names))
+    path = work / "observe.onnx"
+    onnx.save_model(exposed, path)
+    from onnx_lint.quantization.validation import RuntimeFailure
+
+    try:
+        outcome = measure(path, samples[:SAMPLES], {"mode": "stats"}, timeout=timeout,
+                          what="FP32 model with its activations exposed")
+    except RuntimeFailure as exc:
+        return ActivationStats(note=str(exc))
+    finally:
+        path.unlink(missing_ok=True)
+    found = next((line["stats"] for line in outcome.lines if "stats" in line), None)
+    if found is None:
+        return ActivationStats(note=outcome.stopped or "no statistics came back")
+    return ActivationStats({name: float(v[0]) for name, v in found.items()},
+                           {name: [int(d) for d in v[2]] for name, v in found.items()})
+
+
+def beyond_fp16(fp32: onnx.ModelProto, stats: ActivationStats, candidates: set[str],
+                limit: float = FP16_DATA_MAX) -> list[dict]:
+    """The nodes among ``candidates`` whose output exceeds ``limit``: ``{"node", "op_type", "max_abs"}``,
+    largest first."""
+    found = []
+    for node in fp32.graph.node:
+        if node.name not in candidates:
+            continue
+        peak = max((stats.max_abs.get(o, 0.0) for o in node.output if o), default=0.0)
+        if peak > limit and math.isfinite(peak):
+            found.append({"node": node.name, "op_type": node.op_type, "max_abs": peak})
+    return sorted(found, key=lambda entry: -entry["max_abs"])
+
+
+def with_observed_shapes(static: dict[str, list[int]], stats: ActivationStats) -> dict[str, list[int]]:
+    """``static`` shapes, where a shape is missing or not fully known filled with the one the run saw."""
+    merged = dict(stats.shapes)
+    merged.update({name: shape for name, shape in static.items() if shape and all(d > 0 for d in shape)})
+    return merged

@@ -1,0 +1,64 @@
+"""The accuracy/coverage frontier as an SVG plot: INT8 share of the multiply-accumulates across, worst-output
+cosine up, one point per build the ``--min-cosine`` search tried, the target as a dashed line.
+
+Hand-written SVG (a few dozen elements) rather than a plotting library: the plot is written beside the JSON
+report by the CLI and shown inline by the editor's report view, in the theme's colours (``currentColor``).
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+WIDTH, HEIGHT = 480, 300
+LEFT, RIGHT, TOP, BOTTOM = 64, 16, 24, 44
+
+
+def frontier_svg(fallback: dict | None) -> str | None:
+    """The plot of ``report.fallback["frontier"]``; None when there is no search to show (fewer than 2 points)."""
+    points = (fallback or {}).get("frontier") or []
+    if len(points) < 2:
+        return None
+    target = fallback.get("target") if fallback else None
+    cosines = [p["cosine"] for p in points] + ([target] if target is not None else [])
+    low = min(cosines)
+    low = max(-1.0, low - 0.05 * max(1e-6, 1.0 - low))
+    span = max(1e-9, 1.0 - low)
+
+    def x(share: float) -> float:
+        return LEFT + share * (WIDTH - LEFT - RIGHT)
+
+    def y(cosine: float) -> float:
+        return TOP + (1.0 - cosine) / span * (HEIGHT - TOP - BOTTOM)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
+             f'height="{HEIGHT}" role="img" aria-labelledby="frontier-title" class="frontier" '
+             'font-family="sans-serif" font-size="11" fill="currentColor" stroke="currentColor">',
+             '<title id="frontier-title">Accuracy against INT8 coverage: each build the accuracy target tried</title>',
+             f'<line x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}" y2="{HEIGHT - BOTTOM}"/>',
+             f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{HEIGHT - BOTTOM}"/>']
+    for share in (0.0, 0.25, 0.5, 0.75, 1.0):
+        parts.append(f'<text x="{x(share):.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle" '
+                     f'stroke="none">{share:.0%}</text>')
+    for k in range(5):
+        cosine = low + span * k / 4
+        parts.append(f'<text x="{LEFT - 6}" y="{y(cosine) + 4:.1f}" text-anchor="end" stroke="none">'
+                     f'{cosine:.4f}</text>')
+    parts.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 8}" text-anchor="middle" stroke="none">'
+                 'INT8 share of multiply-accumulates</text>')
+    parts.append(f'<text x="14" y="{(TOP + HEIGHT - BOTTOM) / 2}" text-anchor="middle" stroke="none" '
+                 f'transform="rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2})">worst-output cosine</text>')
+    if target is not None:
+        parts.append(f'<line x1="{LEFT}" y1="{y(target):.1f}" x2="{WIDTH - RIGHT}" y2="{y(target):.1f}" '
+                     'stroke-dasharray="5 4" opacity="0.7"/>')
+        parts.append(f'<text x="{WIDTH - RIGHT}" y="{y(target) - 4:.1f}" text-anchor="end" stroke="none">'
+                     f'target {target:g}</text>')
+    ordered = sorted(points, key=lambda p: p["int8_mac_share"])
+    path = " ".join(f"{x(p['int8_mac_share']):.1f},{y(p['cosine']):.1f}" for p in ordered)
+    parts.append(f'<polyline points="{path}" fill="none" opacity="0.4"/>')
+    for p in ordered:
+        label = escape(f"{p['build']}: INT8 {p['int8_mac_share']:.1%}, cosine {p['cosine']:.6f}")
+        fill = "currentColor" if p["met"] else "none"
+        parts.append(f'<circle cx="{x(p["int8_mac_share"]):.1f}" cy="{y(p["cosine"]):.1f}" r="4" fill="{fill}" '
+                     f'class="{"met" if p["met"] else "missed"}"><title>{label}</title></circle>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,186 @@
+"""Stage 7, fall back: with ``--min-cosine``, keep in FP16 the fewest multiply-accumulates that meet the target.
+
+The FP16-only model is built first: when even it misses the target, no mix can meet it and the run says so
+at once. Otherwise nodes leave INT8 in the sensitivity ranking's order (most error per multiply-accumulate
+first), as a prefix of that order: the first prefix tried is the one the measured errors predict meets the
+target (the first pass's error shrinks by each moved node's share of the summed error), then prefixes grow
+until one meets it and are bisected down to the shortest that does, within the time budget. Every build is a
+point of the accuracy/coverage frontier the report shows.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from onnx_lint.quantization.build import Build
+from onnx_lint.quantization.coverage import int8_coverage, node_macs
+from onnx_lint.quantization.placement import HEAD_OPS
+from onnx_lint.quantization.run_state import QuantizeRun
+from onnx_lint.quantization.sensitivity import unit_of
+from onnx_lint.quantization.stages.build_validate import best_calibration, worst
+from onnx_lint.quantization.validation import OutputAgreement
+
+
+def fall_back(run: QuantizeRun) -> None:
+    target = run.options.min_cosine
+    if target is None or worst(run.outputs) >= target:
+        return
+    if _ceiling_below_target(run, target):
+        return
+    _search(run, target)
+
+
+def _share(run: QuantizeRun, build: Build) -> float:
+    return float(int8_coverage(run.model, build.model, run.sample_shapes, [], run.shapes)["int8_mac_share"])
+
+
+def _ceiling_below_target(run: QuantizeRun, target: float) -> bool:
+    """Build the FP16-only model first: when even it misses ``--min-cosine``, no placement of INT8 nodes can
+    meet the target, so say so at once (with the ceiling and the outputs responsible) instead of searching."""
+    builder, _ = run.built()
+    everything = frozenset(n.name for n in run.model.graph.node if n.op_type in run.op_types and n.name)
+    run.progress.stage("Measuring the FP16-only ceiling (every node out of INT8)", 1)
+    kept_before = list(run.report.kept_in_float)
+    _, ceiling_outputs = builder.make(everything | run.first_excluded)
+    run.report.kept_in_float = kept_before  # an account of the probe build, not of the model written
+    run.progress.advance()
+    ceiling = worst(ceiling_outputs)
+    frontier = [{"int8_mac_share": 0.0, "cosine": ceiling, "build": "FP16 only", "met": ceiling >= target}]
+    if ceiling >= target:
+        run.report.fallback = {"ceiling": ceiling, "frontier": frontier}
+        return False
+    short = ", ".join(f"'{o.name}' {o.cosine:.6f}" for o in ceiling_outputs if not (o.finite and o.cosine >= target))
+    run.report.fallback = {"target": target, "start_cosine": worst(run.outputs), "ceiling": ceiling, "met": False,
+                           "steps": [], "frontier": frontier,
+                           "stopped": f"the FP16-only model already scores {ceiling:.6f} (outputs below the "
+                                      f"target: {short}), so no INT8 placement can reach --min-cosine {target}"}
+    return True
+
+
+def _search(run: QuantizeRun, target: float) -> None:
+    builder, first = run.built()
+    options, report, progress = run.options, run.report, run.progress
+    deadline = time.monotonic() + options.fallback_seconds
+    fallback = report.fallback or {}
+    frontier: list[dict] = fallback.get("frontier", [])
+    start = worst(run.outputs)
+    start_share = _share(run, first)
+    frontier.append({"int8_mac_share": start_share, "cosine": start, "build": "first pass", "met": False})
+    steps: list[dict] = []
+    fallback.update({"target": target, "start_cosine": start, "steps": steps, "met": False, "frontier": frontier,
+                     "start_int8_mac_share": start_share})
+    report.fallback = fallback
+    if run.sensitivity is None or not run.sensitivity.nodes:
+        fallback.update(ranked=0, order=[], stopped="no ranking: the error each INT8 node causes was not measured")
+        fallback.update(end_cosine=start, int8_mac_share_kept=start_share)
+        return
+    ranking = run.sensitivity.ranked()
+    order = [n.node for n in ranking if n.error > 0] + [n.node for n in ranking if n.error <= 0]
+    order += [n for n in run.sensitivity.not_measured if n not in order]
+    lost = _macs_lost(run, first, order)
+    errors = {n.node: n.error for n in ranking}
+    fallback["ranked"] = len(order)
+    fallback["order"] = [{"node": name, "added_error": errors.get(name), "macs_lost": lost.get(name, 0),
+                          "error_per_mac": errors[name] / max(1, lost.get(name, 0)) if name in errors else None}
+                         for name in order]
+    tried: dict[int, tuple[Build, list[OutputAgreement], float, str]] = {}
+
+    def moved(count: int) -> list[str]:
+        names: list[str] = []
+        for name in order[:count]:
+            # with input-only Q/DQ a node left in float reads the float tensor (placement.py), so it can leave
+            # INT8 alone; with --output-qdq it shares its producer's Q/DQ pair and they leave together
+            unit = unit_of(run.model, name) if builder.settings.output_qdq else [name]
+            names += [n for n in unit if n not in first.excluded and n not in names]
+        return names
+
+    def evaluate(count: int) -> bool:
+        names = moved(count)
+        method, candidate, outputs, _ = best_calibration(builder, run.caches, first.excluded | frozenset(names),
+                                                         report)
+        share, cosine = _share(run, candidate), worst(outputs)
+        tried[count] = (candidate, outputs, share, method)
+        met = cosine >= target
+        steps.append({"moved_to_fp16": names, "nodes_in_fp16": len(names), "cosine_before": start,
+                      "cosine_after": cosine, "int8_nodes_left": len(candidate.int8_nodes()),
+                      "int8_mac_share": share, "met": met})
+        if len(run.caches) > 1:
+            steps[-1]["calibration"] = method
+        frontier.append({"int8_mac_share": share, "cosine": cosine, "build": f"{len(names)} node(s) in FP16",
+                         "met": met})
+        progress.note(f"{len(names)} node(s) in FP16: cosine {cosine:.6f}, INT8 coverage {share:.1%}"
+                      f"{' (target met)' if met else ''}")
+        progress.advance()
+        return met
+
+    progress.stage(f"Cosine {start:.6f} < target {target}: keeping the most error per MAC in FP16", 1 + math.ceil(
+        math.log2(len(order) + 1)) * 2)
+    low, high = 0, None  # the longest prefix known to miss, the shortest known to meet
+    count = _predicted(order, errors, start, target)
+    while high is None and low < len(order):
+        if time.monotonic() > deadline:
+            fallback["stopped"] = f"time budget of {options.fallback_seconds:.0f} s spent"
+            break
+        if evaluate(count):
+            high = count
+        else:
+            low = count
+            count = min(len(order), max(count + 1, 2 * count))
+    while high is not None and high - low > 1:
+        if time.monotonic() > deadline:
+            fallback["stopped"] = f"time budget of {options.fallback_seconds:.0f} s spent"
+            break
+        middle = (low + high) // 2
+        if evaluate(middle):
+            high = middle
+        else:
+            low = middle
+    keep: int | None = high
+    if high is not None:
+        fallback["met"] = True
+    else:  # the closest build, when none met the target (nothing is written then)
+        keep = max(tried, key=lambda c: worst(tried[c][1]), default=None)
+    if keep is not None and (high is not None or worst(tried[keep][1]) > start):
+        candidate, outputs, share, method = tried[keep]
+        if len(run.caches) > 1:
+            report.calibration["chosen"] = method
+        run.best, run.outputs = candidate, outputs
+    else:
+        share = start_share
+    fallback["end_cosine"] = worst(run.outputs)
+    fallback["int8_mac_share_kept"] = share
+    frontier.sort(key=lambda point: -point["int8_mac_share"])
+    _, kept = run.built()
+    report.kept_in_float.append({"reason": f"accuracy: --min-cosine {target}",
+                                 "nodes": sorted(set(kept.excluded) - set(first.excluded))})
+
+
+def _predicted(order: list[str], errors: dict[str, float], start: float, target: float) -> int:
+    """The shortest prefix of ``order`` whose moved share of the summed error brings the first pass's error
+    (1 - ``start``) under the target's (errors alone add up only roughly, so this is where the search begins)."""
+    total = sum(errors.values())
+    if total <= 0:
+        return 1
+    needed = 1.0 - (1.0 - target) / max(1e-12, 1.0 - start)  # the share of the error that must go
+    removed = 0.0
+    for count, name in enumerate(order, 1):
+        removed += errors.get(name, 0.0) / total
+        if removed >= needed:
+            return count
+    return len(order)
+
+
+def _macs_lost(run: QuantizeRun, first: Build, order: list[str]) -> dict[str, int]:
+    """The multiply-accumulates that leave INT8 when each node goes to FP16 (with --output-qdq, the INT8 nodes
+    of its unit, which leave together)."""
+    builder, _ = run.built()
+    nodes = {n.name: n for n in run.model.graph.node if n.name}
+    weights = {i.name: tuple(i.dims) for i in run.model.graph.initializer}
+    int8 = set(first.int8_nodes())
+    lost = {}
+    for name in order:
+        unit = unit_of(run.model, name) if builder.settings.output_qdq else [name]
+        lost[name] = sum(node_macs(nodes[n], run.shapes, weights) or 0 for n in unit
+                         if n in int8 and n in nodes and nodes[n].op_type in HEAD_OPS)
+    return lost

@@ -1,0 +1,35 @@
+"""Stage 6, sensitivity: each INT8 node's error at the outputs when it alone is INT8 (``sensitivity.py``).
+
+Measured once, on the first build: a node's error alone depends on its own ranges only, which every later
+build shares, so the figures hold for the model written whatever the fallback moves. The ranking feeds
+``--min-cosine``; the figures go in the report and in the written model's record, for the editor's graph.
+"""
+
+from __future__ import annotations
+
+from onnx_lint.quantization.coverage import node_macs
+from onnx_lint.quantization.run_state import QuantizeRun
+from onnx_lint.quantization.sensitivity import measure_sensitivity
+from onnx_lint.quantization.validation import RuntimeFailure
+
+# Validation samples the figures are measured on, at most: the report's table is informative with a few;
+# an accuracy target's choices rest on the ranking, which then gets as many as the time budget allows.
+REPORT_SAMPLES = 4
+TARGET_SAMPLES = 16
+
+
+def measure_nodes(run: QuantizeRun) -> None:
+    _, best = run.built()
+    int8 = best.int8_nodes()
+    if not int8 or run.options.sensitivity_seconds <= 0 or not run.checked:
+        return
+    weights = {i.name: tuple(i.dims) for i in run.model.graph.initializer}
+    macs = {n.name: node_macs(n, run.shapes, weights) or 0 for n in run.model.graph.node if n.name in set(int8)}
+    run.progress.stage(f"Measuring the error each of {len(int8)} INT8 nodes causes alone", 1)
+    try:
+        samples = run.checked[:TARGET_SAMPLES if run.options.min_cosine is not None else REPORT_SAMPLES]
+        run.sensitivity = measure_sensitivity(run.model, best.model, int8, samples, run.work, macs,
+                                              run.options.sensitivity_seconds)
+    except RuntimeFailure as exc:
+        run.report.warnings.append(f"the error each INT8 node causes was not measured: {exc}")
+    run.progress.advance()
