@@ -1052,3 +1052,62 @@ def test_calibrating_only_what_the_quantizer_reads_writes_the_same_model(tmp_pat
                                                            .read_text())["data"])
     for method in ("minmax", "entropy"):
         assert written[True, method].path.read_bytes() == written[False, method].path.read_bytes()
+
+
+def test_nodes_whose_measured_outputs_exceed_fp16s_safe_range_stay_fp32(tmp_path):
+    """A node whose output reaches 2e4 on the samples (a 1000x gain before a Softmax) stays FP32: the report names
+    it with its measured maximum, and the written model computes it in float32, not float16."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    inits = _weights((16, 16), (16, 8)) + [onnx.numpy_helper.from_array(np.array(1000.0, np.float32), "gain")]
+    nodes = [h.make_node("MatMul", ["X", "W0"], ["a"], name="mm0"),
+             h.make_node("Mul", ["a", "gain"], ["big"], name="amplify"),
+             h.make_node("Softmax", ["big"], ["p"], axis=1, name="softmax"),
+             h.make_node("MatMul", ["p", "W1"], ["Y"], name="mm1")]
+    graph = h.make_graph(nodes, "wide", [h.make_tensor_value_info("X", T.FLOAT, ["n", 16])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 8])], inits)
+    source = _save(graph, tmp_path / "wide.onnx")
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "--calibration-data",
+                      str(_samples(tmp_path / "c.npz")), "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    kept = json.loads((tmp_path / "r.json").read_text())["kept_in_fp32"]
+    assert kept["threshold"] == 512 and [n["node"] for n in kept["nodes"]] == ["amplify"]
+    assert kept["nodes"][0]["max_abs"] > 1000
+    assert "kept in FP32: 1 node(s) whose outputs exceed 512" in run.out and "amplify (Mul" in run.out
+    written = onnx.load(tmp_path / "q.onnx")
+    inferred = onnx.shape_inference.infer_shapes(written)
+    types = {v.name: v.type.tensor_type.elem_type for v in inferred.graph.value_info}
+    amplify = next(n for n in written.graph.node if n.name == "amplify")
+    assert types[amplify.output[0]] == T.FLOAT  # float32, where the rest of the float computation is FP16
+    assert types[next(n for n in written.graph.node if n.name == "softmax").output[0]] == T.FLOAT16
+
+
+def test_coverage_counts_nodes_only_the_calibration_run_can_size(tmp_path):
+    """A MatMul behind a Reshape whose target shape is computed at run time: ONNX inference cannot size it, the
+    calibration samples' run does, so the INT8 share is a number, not n/a."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    inits = _weights((16, 16), (16, 16), (16, 8)) + [
+        onnx.numpy_helper.from_array(np.array([-1], np.int64), "minus_one")]
+    nodes = [h.make_node("MatMul", ["X", "W0"], ["a"], name="mm0"),
+             h.make_node("Shape", ["X"], ["shape"], name="shape"),
+             h.make_node("Slice", ["shape", "minus_one", "minus_one"], ["empty"], name="cut"),
+             h.make_node("Concat", ["empty", "shape"], ["target"], axis=0, name="target"),
+             h.make_node("Reshape", ["a", "target"], ["r"], name="reshape"),
+             h.make_node("MatMul", ["r", "W1"], ["b"], name="mm1"),
+             h.make_node("MatMul", ["b", "W2"], ["Y"], name="mm2")]
+    graph = h.make_graph(nodes, "unsized", [h.make_tensor_value_info("X", T.FLOAT, ["n", 16])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, None)], inits)
+    source = _save(graph, tmp_path / "unsized.onnx")
+    from onnx_lint.quantization.placement import inferred_shapes
+
+    static = inferred_shapes(onnx.load(source), {"X": (1, 16)})
+    assert not all(d > 0 for d in static.get("b") or [0])  # what ONNX inference alone leaves unsized
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "--calibration-data",
+                      str(_samples(tmp_path / "c.npz")), "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    coverage = json.loads((tmp_path / "r.json").read_text())["coverage"]
+    assert coverage["unknown_shape_nodes"] == [] and coverage["macs"] == 256 + 256 + 128
+    assert coverage["int8_mac_share"] == pytest.approx(512 / 640)

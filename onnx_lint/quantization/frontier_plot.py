@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from html import escape
 
+from onnx_lint.quantization.report_parts import FallbackSearch
+
 WIDTH, HEIGHT = 480, 300
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 24, 44
 
 
-def frontier_svg(fallback: dict | None) -> str | None:
-    """The plot of ``report.fallback["frontier"]``; None when there is no search to show (fewer than 2 points)."""
-    points = (fallback or {}).get("frontier") or []
-    if len(points) < 2:
+def frontier_svg(fallback: FallbackSearch | None) -> str | None:
+    """The plot of the search's frontier; None when there is no search to show (fewer than 2 points)."""
+    if fallback is None or len(fallback.frontier) < 2:
         return None
-    target = fallback.get("target") if fallback else None
+    points = [p.to_json() for p in fallback.frontier]
+    target = fallback.target
     cosines = [p["cosine"] for p in points] + ([target] if target is not None else [])
     low = min(cosines)
     low = max(-1.0, low - 0.05 * max(1e-6, 1.0 - low))

@@ -7,10 +7,19 @@ show it with the formatting here or as its JSON.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from onnx_lint.formats.escape import safe_text  # output and node names come from the model
 from onnx_lint.model.provenance import KEY, QuantizeRecord
 from onnx_lint.quantization.options import EXIT_FP16_ONLY
+from onnx_lint.quantization.report_parts import (
+    FallbackSearch,
+    Fp32Placement,
+    NodeCounts,
+    OpsetChange,
+    Validation,
+)
+from onnx_lint.quantization.sensitivity import Sensitivity
 from onnx_lint.quantization.validation import OutputAgreement
 
 
@@ -22,21 +31,21 @@ class QuantizeReport:
     output: str
     calibration: dict
     fixes: list[dict] = field(default_factory=list)
-    opset: dict = field(default_factory=dict)
-    nodes: dict = field(default_factory=dict)
-    validation: dict = field(default_factory=dict)
+    opset: OpsetChange | None = None
+    nodes: NodeCounts | None = None
+    validation: Validation | None = None
     outputs: list[OutputAgreement] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     fp16_only: bool = False
     kept_in_float: list[dict] = field(default_factory=list)  # why nodes stayed out of INT8
-    fallback: dict | None = None
+    fallback: FallbackSearch | None = None
     fp32_scales: dict | None = None  # INT8 islands whose Q/DQ keep float32 scales for ORT's fused kernels
     written: bool = True
     coverage: dict | None = None  # the INT8 share of the compute nodes' multiply-accumulates (coverage.py)
     provenance: QuantizeRecord | None = None  # what the written model records about itself (model/provenance.py)
     target: str = "onnxruntime"  # the runtime quantized for (options.TARGETS)
-    kept_in_fp32: dict | None = None  # nodes whose measured outputs exceed what FP16 holds safely (activations.py)
-    sensitivity: dict | None = None  # each INT8 node's error at the outputs when alone INT8 (sensitivity.py)
+    kept_in_fp32: Fp32Placement | None = None  # nodes whose measured outputs exceed what FP16 holds (activations.py)
+    sensitivity: Sensitivity | None = None  # each INT8 node's error at the outputs when alone INT8
 
     @property
     def exit_code(self) -> int:
@@ -48,15 +57,20 @@ class QuantizeReport:
         return {
             "model": self.model, "output": self.output, "written": self.written, "fp16_only": self.fp16_only,
             "target": self.target,
-            "calibration": self.calibration, "fixes": self.fixes, "opset": self.opset, "nodes": self.nodes,
-            "validation": self.validation, "kept_in_float": self.kept_in_float, "fp32_scales": self.fp32_scales,
-            "fallback": self.fallback, "coverage": self.coverage, "kept_in_fp32": self.kept_in_fp32,
-            "sensitivity": self.sensitivity,
+            "calibration": self.calibration, "fixes": self.fixes, "opset": _json(self.opset, {}),
+            "nodes": _json(self.nodes, {}), "validation": _json(self.validation, {}),
+            "kept_in_float": self.kept_in_float, "fp32_scales": self.fp32_scales,
+            "fallback": _json(self.fallback), "coverage": self.coverage, "kept_in_fp32": _json(self.kept_in_fp32),
+            "sensitivity": _json(self.sensitivity),
             "provenance": self.provenance.to_json() if self.provenance else None,
             "target_runtime": runtime_note(self.provenance),
             "outputs": [o.to_json() for o in self.outputs],
             "warnings": list(self.warnings),
         }
+
+def _json(part: Any, missing: Any = None) -> Any:  # noqa: ANN401 - a report part, or what stands for none
+    return part.to_json() if part is not None else missing
+
 
 COLUMNS = ("output", "shape", "FP32 max |x|", "cosine similarity", "relative error", "max abs error")
 
@@ -88,28 +102,26 @@ def format_fallback(report: QuantizeReport) -> list[str]:
     """The accuracy target's search: each build tried (how many nodes in FP16, its cosine and INT8 share), then
     the frontier it drew, from the most INT8 to the least."""
     fb = report.fallback
-    if not fb or "target" not in fb:
+    if fb is None or fb.target is None:
         return []
-    if fb.get("ceiling", 1.0) < fb["target"]:
-        return [f"  accuracy target: cosine >= {fb['target']} NOT met: {fb['stopped']}"]
-    verdict = "met" if fb.get("met") else "NOT met" + (f" ({fb['stopped']})" if fb.get("stopped") else "")
-    lines = [f"  accuracy target: cosine >= {fb['target']} {verdict}; first pass {fb.get('start_cosine', 0):.6f}, "
-             f"{fb.get('ranked', 0)} INT8 nodes ranked by the error they cause per multiply-accumulate"]
-    for k, step in enumerate(fb.get("steps", []), 1):
-        moved = step["moved_to_fp16"]
+    if fb.ceiling_below_target:
+        return [f"  accuracy target: cosine >= {fb.target} NOT met: {fb.stopped}"]
+    verdict = "met" if fb.met else "NOT met" + (f" ({fb.stopped})" if fb.stopped else "")
+    lines = [f"  accuracy target: cosine >= {fb.target} {verdict}; first pass {fb.start_cosine or 0:.6f}, "
+             f"{len(fb.order or [])} INT8 nodes ranked by the error they cause per multiply-accumulate"]
+    for k, step in enumerate(fb.steps, 1):
+        moved = step.moved_to_fp16
         names = safe_text(", ".join(moved[:4])) + (f", ... ({len(moved)} nodes)" if len(moved) > 4 else "")
-        ranges = f", {step['calibration']} ranges" if step.get("calibration") else ""
-        share = f", INT8 coverage {step['int8_mac_share']:.1%}" if "int8_mac_share" in step else ""
-        lines.append(f"    build {k}: in FP16 {names}: cosine {step['cosine_before']:.6f} -> "
-                     f"{step['cosine_after']:.6f} ({step['int8_nodes_left']} INT8 nodes left{share}{ranges})")
-    if "int8_mac_share_kept" in fb:
-        lines.append(f"    kept {fb['int8_mac_share_kept']:.1%} of the multiply-accumulates in INT8 "
-                     f"(first pass {fb.get('start_int8_mac_share', 0):.1%})")
-    frontier = fb.get("frontier") or []
-    if len(frontier) > 1:
+        ranges = f", {step.calibration} ranges" if step.calibration else ""
+        lines.append(f"    build {k}: in FP16 {names}: cosine {step.cosine_before:.6f} -> {step.cosine_after:.6f} "
+                     f"({step.int8_nodes_left} INT8 nodes left, INT8 coverage {step.int8_mac_share:.1%}{ranges})")
+    if fb.int8_mac_share_kept is not None:
+        lines.append(f"    kept {fb.int8_mac_share_kept:.1%} of the multiply-accumulates in INT8 "
+                     f"(first pass {fb.start_int8_mac_share or 0:.1%})")
+    if len(fb.frontier) > 1:
         lines.append("  accuracy/coverage frontier (INT8 share of MACs: worst-output cosine):")
-        lines += [f"    {p['int8_mac_share']:6.1%}: {p['cosine']:.6f}  {p['build']}"
-                  + ("  (meets the target)" if p["met"] else "") for p in frontier]
+        lines += [f"    {p.int8_mac_share:6.1%}: {p.cosine:.6f}  {p.build}" + ("  (meets the target)" if p.met else "")
+                  for p in fb.frontier]
     return lines
 
 
@@ -119,7 +131,7 @@ SENSITIVITY_ROWS = 8  # the table's length in the text report; the JSON has ever
 def format_sensitivity(report: QuantizeReport) -> list[str]:
     """The INT8 nodes that cost the most accuracy: each one's worst-output cosine when it alone is INT8, its
     share of the summed error, and its share of the INT8 multiply-accumulates."""
-    found = report.sensitivity
+    found = report.sensitivity.to_json() if report.sensitivity is not None else None
     if not found or not found.get("nodes"):
         return []
     nodes = found["nodes"]
@@ -143,11 +155,11 @@ def format_sensitivity(report: QuantizeReport) -> list[str]:
 
 def format_fp32(report: QuantizeReport) -> list[str]:
     kept = report.kept_in_fp32
-    if not kept or not kept.get("nodes"):
+    if kept is None or not kept.nodes:
         return []
-    shown = ", ".join(f"{safe_text(n['node'])} ({n['op_type']}, {n['max_abs']:.3g})" for n in kept["nodes"][:3])
-    more = f" and {len(kept['nodes']) - 3} more" if len(kept["nodes"]) > 3 else ""
-    return [f"  kept in FP32: {len(kept['nodes'])} node(s) whose outputs exceed {kept['threshold']:g} on the "
+    shown = ", ".join(f"{safe_text(n.node)} ({n.op_type}, {n.max_abs:.3g})" for n in kept.nodes[:3])
+    more = f" and {len(kept.nodes) - 3} more" if len(kept.nodes) > 3 else ""
+    return [f"  kept in FP32: {len(kept.nodes)} node(s) whose outputs exceed {kept.threshold:g} on the "
             f"validation samples (largest: {shown}{more}); FP16 overflows on sums and products of values this large"]
 
 
@@ -225,17 +237,18 @@ def format_summary(report: QuantizeReport) -> str:
         f"  fixes applied in memory: {len(report.fixes)}"
         + (f" ({', '.join(sorted({f['code'] for f in report.fixes}))})" if report.fixes else ""),
     ]
-    if opset.get("from") != opset.get("to"):
-        parts.append(f"  opset: {opset.get('from')} -> {opset.get('to')}")
-    parts += [
-        f"  nodes: {report.nodes.get('total')} ({report.nodes.get('QuantizeLinear')} QuantizeLinear, "
-        f"{report.nodes.get('DequantizeLinear')} DequantizeLinear, {report.nodes.get('int8')} computing in INT8), "
-        f"{report.validation.get('fp16_initializers')} FP16 initializers",
-        f"  calibration: {cal.get('samples')} samples{batch} from {cal.get('source')} ({_method(cal)}); "
-        f"compared with FP32 on {cal.get('validation_samples')} of them",
-        f"  validation: onnx.checker {report.validation.get('checker')}; ONNX Runtime "
-        f"{report.validation.get('runtime')} at {report.validation.get('optimization_level')}",
-    ]
+    if opset is not None and opset.before != opset.after:
+        parts.append(f"  opset: {opset.before} -> {opset.after}")
+    nodes, validation = report.nodes, report.validation
+    if nodes is not None and validation is not None:
+        parts.append(f"  nodes: {nodes.total} ({nodes.quantize_linear} QuantizeLinear, {nodes.dequantize_linear} "
+                     f"DequantizeLinear, {nodes.int8} computing in INT8), {validation.fp16_initializers} FP16 "
+                     "initializers")
+    parts.append(f"  calibration: {cal.get('samples')} samples{batch} from {cal.get('source')} ({_method(cal)}); "
+                 f"compared with FP32 on {cal.get('validation_samples')} of them")
+    if validation is not None:
+        parts.append(f"  validation: onnx.checker {validation.checker}; ONNX Runtime {validation.runtime} at "
+                     f"{validation.optimization_level}")
     if report.fp32_scales:
         ops = ", ".join(f"{count} {op}" for op, count in sorted(report.fp32_scales["op_types"].items()))
         parts.append(f"  FP32 scales around {ops} node(s): ONNX Runtime fuses them into QLinear kernels that "

@@ -61,6 +61,7 @@ class Sensitivity:
     all_int8_cosine: float | None = None  # every node INT8 at once, in FP32 arithmetic
     samples: int = 0
     stopped: str | None = None  # why some nodes were not measured
+    written_int8: frozenset[str] | None = None  # the nodes INT8 in the model written, once it is known
 
     @property
     def total_error(self) -> float:
@@ -75,9 +76,10 @@ class Sensitivity:
         accuracy for the least INT8 work given up."""
         return sorted(self.nodes, key=lambda n: (-n.error_per_mac, -n.error, n.node))
 
-    def to_json(self, int8: set[str] | None = None) -> dict:
-        """The report's ``sensitivity``, largest error first; ``int8`` (the nodes INT8 in the model written)
-        marks each node as still INT8 or moved to FP16 by the accuracy target."""
+    def to_json(self) -> dict:
+        """The report's ``sensitivity``, largest error first; each node marked as INT8 in the model written
+        (``written_int8``) or moved to FP16 by the accuracy target."""
+        int8 = self.written_int8
         total = self.total_error
         return {"samples": self.samples, "all_int8_cosine": self.all_int8_cosine, "stopped": self.stopped,
                 "not_measured": list(self.not_measured),

@@ -16,6 +16,7 @@ import time
 from onnx_lint.quantization.build import Build
 from onnx_lint.quantization.coverage import int8_coverage, node_macs
 from onnx_lint.quantization.placement import HEAD_OPS
+from onnx_lint.quantization.report_parts import FallbackBuild, FallbackSearch, FrontierPoint, RankedNode
 from onnx_lint.quantization.run_state import QuantizeRun
 from onnx_lint.quantization.sensitivity import unit_of
 from onnx_lint.quantization.stages.build_validate import best_calibration, worst
@@ -46,15 +47,14 @@ def _ceiling_below_target(run: QuantizeRun, target: float) -> bool:
     run.report.kept_in_float = kept_before  # an account of the probe build, not of the model written
     run.progress.advance()
     ceiling = worst(ceiling_outputs)
-    frontier = [{"int8_mac_share": 0.0, "cosine": ceiling, "build": "FP16 only", "met": ceiling >= target}]
+    search = FallbackSearch(ceiling, frontier=[FrontierPoint(0.0, ceiling, "FP16 only", ceiling >= target)])
+    run.report.fallback = search
     if ceiling >= target:
-        run.report.fallback = {"ceiling": ceiling, "frontier": frontier}
         return False
     short = ", ".join(f"'{o.name}' {o.cosine:.6f}" for o in ceiling_outputs if not (o.finite and o.cosine >= target))
-    run.report.fallback = {"target": target, "start_cosine": worst(run.outputs), "ceiling": ceiling, "met": False,
-                           "steps": [], "frontier": frontier,
-                           "stopped": f"the FP16-only model already scores {ceiling:.6f} (outputs below the "
-                                      f"target: {short}), so no INT8 placement can reach --min-cosine {target}"}
+    search.target, search.start_cosine = target, worst(run.outputs)
+    search.stopped = (f"the FP16-only model already scores {ceiling:.6f} (outputs below the target: {short}), so no "
+                      f"INT8 placement can reach --min-cosine {target}")
     return True
 
 
@@ -62,28 +62,24 @@ def _search(run: QuantizeRun, target: float) -> None:
     builder, first = run.built()
     options, report, progress = run.options, run.report, run.progress
     deadline = time.monotonic() + options.fallback_seconds
-    fallback = report.fallback or {}
-    frontier: list[dict] = fallback.get("frontier", [])
+    search = report.fallback
+    assert search is not None  # the ceiling came first
     start = worst(run.outputs)
     start_share = _share(run, first)
-    frontier.append({"int8_mac_share": start_share, "cosine": start, "build": "first pass", "met": False})
-    steps: list[dict] = []
-    fallback.update({"target": target, "start_cosine": start, "steps": steps, "met": False, "frontier": frontier,
-                     "start_int8_mac_share": start_share})
-    report.fallback = fallback
+    search.target, search.start_cosine, search.start_int8_mac_share = target, start, start_share
+    search.end_cosine, search.int8_mac_share_kept = start, start_share
+    search.frontier.append(FrontierPoint(start_share, start, "first pass", False))
     if run.sensitivity is None or not run.sensitivity.nodes:
-        fallback.update(ranked=0, order=[], stopped="no ranking: the error each INT8 node causes was not measured")
-        fallback.update(end_cosine=start, int8_mac_share_kept=start_share)
+        search.order, search.stopped = [], "no ranking: the error each INT8 node causes was not measured"
         return
     ranking = run.sensitivity.ranked()
     order = [n.node for n in ranking if n.error > 0] + [n.node for n in ranking if n.error <= 0]
     order += [n for n in run.sensitivity.not_measured if n not in order]
     lost = _macs_lost(run, first, order)
     errors = {n.node: n.error for n in ranking}
-    fallback["ranked"] = len(order)
-    fallback["order"] = [{"node": name, "added_error": errors.get(name), "macs_lost": lost.get(name, 0),
-                          "error_per_mac": errors[name] / max(1, lost.get(name, 0)) if name in errors else None}
-                         for name in order]
+    search.order = [RankedNode(name, errors.get(name), lost.get(name, 0),
+                               errors[name] / max(1, lost.get(name, 0)) if name in errors else None)
+                    for name in order]
     tried: dict[int, tuple[Build, list[OutputAgreement], float, str]] = {}
 
     def moved(count: int) -> list[str]:
@@ -102,13 +98,9 @@ def _search(run: QuantizeRun, target: float) -> None:
         share, cosine = _share(run, candidate), worst(outputs)
         tried[count] = (candidate, outputs, share, method)
         met = cosine >= target
-        steps.append({"moved_to_fp16": names, "nodes_in_fp16": len(names), "cosine_before": start,
-                      "cosine_after": cosine, "int8_nodes_left": len(candidate.int8_nodes()),
-                      "int8_mac_share": share, "met": met})
-        if len(run.caches) > 1:
-            steps[-1]["calibration"] = method
-        frontier.append({"int8_mac_share": share, "cosine": cosine, "build": f"{len(names)} node(s) in FP16",
-                         "met": met})
+        search.steps.append(FallbackBuild(names, start, cosine, len(candidate.int8_nodes()), share, met,
+                                          method if len(run.caches) > 1 else None))
+        search.frontier.append(FrontierPoint(share, cosine, f"{len(names)} node(s) in FP16", met))
         progress.note(f"{len(names)} node(s) in FP16: cosine {cosine:.6f}, INT8 coverage {share:.1%}"
                       f"{' (target met)' if met else ''}")
         progress.advance()
@@ -120,7 +112,7 @@ def _search(run: QuantizeRun, target: float) -> None:
     count = _predicted(order, errors, start, target)
     while high is None and low < len(order):
         if time.monotonic() > deadline:
-            fallback["stopped"] = f"time budget of {options.fallback_seconds:.0f} s spent"
+            search.stopped = f"time budget of {options.fallback_seconds:.0f} s spent"
             break
         if evaluate(count):
             high = count
@@ -129,7 +121,7 @@ def _search(run: QuantizeRun, target: float) -> None:
             count = min(len(order), max(count + 1, 2 * count))
     while high is not None and high - low > 1:
         if time.monotonic() > deadline:
-            fallback["stopped"] = f"time budget of {options.fallback_seconds:.0f} s spent"
+            search.stopped = f"time budget of {options.fallback_seconds:.0f} s spent"
             break
         middle = (low + high) // 2
         if evaluate(middle):
@@ -137,20 +129,16 @@ def _search(run: QuantizeRun, target: float) -> None:
         else:
             low = middle
     keep: int | None = high
-    if high is not None:
-        fallback["met"] = True
-    else:  # the closest build, when none met the target (nothing is written then)
+    search.met = high is not None
+    if high is None:  # the closest build, when none met the target (nothing is written then)
         keep = max(tried, key=lambda c: worst(tried[c][1]), default=None)
     if keep is not None and (high is not None or worst(tried[keep][1]) > start):
         candidate, outputs, share, method = tried[keep]
         if len(run.caches) > 1:
             report.calibration["chosen"] = method
         run.best, run.outputs = candidate, outputs
-    else:
-        share = start_share
-    fallback["end_cosine"] = worst(run.outputs)
-    fallback["int8_mac_share_kept"] = share
-    frontier.sort(key=lambda point: -point["int8_mac_share"])
+        search.end_cosine, search.int8_mac_share_kept = worst(outputs), share
+    search.frontier.sort(key=lambda point: -point.int8_mac_share)
     _, kept = run.built()
     report.kept_in_float.append({"reason": f"accuracy: --min-cosine {target}",
                                  "nodes": sorted(set(kept.excluded) - set(first.excluded))})

@@ -16,6 +16,7 @@ from onnx_lint.quantization.coverage import int8_coverage
 from onnx_lint.quantization.options import QuantizeError, QuantizeOptions
 from onnx_lint.quantization.output_files import write_output
 from onnx_lint.quantization.report import QuantizeReport
+from onnx_lint.quantization.report_parts import NodeCounts, Validation
 from onnx_lint.quantization.run_state import QuantizeRun
 from onnx_lint.quantization.stages.build_validate import DEFAULT_LEVEL, worst
 from onnx_lint.quantization.validation import OutputAgreement
@@ -43,12 +44,10 @@ def describe(run: QuantizeRun) -> None:
                                "the output is an FP16-only model")
     counts = Counter(n.op_type for n in best.model.graph.node)
     int8_nodes = best.int8_nodes()
-    report.nodes = {"total": sum(counts.values()), "QuantizeLinear": quantize_count,
-                    "DequantizeLinear": dequantize_count, "int8": len(int8_nodes),
-                    "kept_in_float": sorted(best.excluded)}
-    report.validation = {"checker": "passed", "runtime": "loads and runs", "optimization_level": DEFAULT_LEVEL,
-                         "fp16_initializers": sum(1 for i in best.model.graph.initializer
-                                                  if i.data_type == onnx.TensorProto.FLOAT16)}
+    report.nodes = NodeCounts(sum(counts.values()), quantize_count, dequantize_count, len(int8_nodes),
+                              sorted(best.excluded))
+    report.validation = Validation(DEFAULT_LEVEL, sum(1 for i in best.model.graph.initializer
+                                                      if i.data_type == onnx.TensorProto.FLOAT16))
     report.warnings.extend(_scale_warnings(outputs))
     if best.islands:
         ops = Counter(n.op_type for n in best.model.graph.node if n.name in set(best.islands))
@@ -56,7 +55,8 @@ def describe(run: QuantizeRun) -> None:
                               "reason": "ONNX Runtime fuses the Q/DQ around these into QLinear kernels "
                                         "(QLinearConcat) that take only float32 scales"}
     if run.sensitivity is not None:
-        report.sensitivity = run.sensitivity.to_json(set(int8_nodes))
+        run.sensitivity.written_int8 = frozenset(int8_nodes)
+        report.sensitivity = run.sensitivity
 
 
 def stamp_and_write(run: QuantizeRun) -> None:
@@ -65,9 +65,9 @@ def stamp_and_write(run: QuantizeRun) -> None:
     report, options = run.report, run.options
     if options.min_cosine is not None and worst(run.outputs) < options.min_cosine:
         report.written = False
-        fallback = report.fallback or {}
-        if fallback.get("ceiling", 1.0) < options.min_cosine:
-            report.warnings.append(f"{fallback['stopped']}; nothing was written")
+        fallback = report.fallback
+        if fallback is not None and fallback.ceiling_below_target:
+            report.warnings.append(f"{fallback.stopped}; nothing was written")
         else:
             report.warnings.append(f"cosine similarity {worst(run.outputs):.6f} is below --min-cosine "
                                    f"{options.min_cosine}{' even after the fallback' if report.fallback else ''}; "
@@ -131,7 +131,7 @@ def _record(source: str, report: QuantizeReport, best: Build, options: QuantizeO
 def _sensitivity_record(report: QuantizeReport) -> dict[str, list[float]] | None:
     """Per INT8 node of the written model, its share of the error and its cosine alone, rounded: what the
     editor's graph colours the node by, read from the model itself."""
-    found = report.sensitivity
+    found = report.sensitivity.to_json() if report.sensitivity is not None else None
     if not found or not found.get("nodes"):
         return None
     return {n["node"]: [round(n["share"], 4), round(n["cosine_alone"], 6)] for n in found["nodes"] if n["int8"]} or None

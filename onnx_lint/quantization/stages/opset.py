@@ -11,6 +11,7 @@ from onnx_lint.model.graphs import iter_scopes
 from onnx_lint.model.validate import iter_tensors
 from onnx_lint.quantization.build import save
 from onnx_lint.quantization.options import QuantizeError
+from onnx_lint.quantization.report_parts import OpsetChange
 from onnx_lint.quantization.run_state import QuantizeRun
 
 MIN_QDQ_OPSET = 19  # FP16 scales on QuantizeLinear/DequantizeLinear need opset 19
@@ -19,7 +20,7 @@ TARGET_OPSET = 21
 
 def raise_opset(run: QuantizeRun) -> None:
     current = next((o.version for o in run.model.opset_import if o.domain in ("", "ai.onnx")), 0)
-    run.report.opset = {"from": current, "to": current}
+    run.report.opset = OpsetChange(current, current)
     if current < MIN_QDQ_OPSET:
         from onnx import version_converter
 
@@ -29,7 +30,7 @@ def raise_opset(run: QuantizeRun) -> None:
             raise QuantizeError(f"cannot raise the opset from {current} to {TARGET_OPSET} (needed for FP16 "
                                 f"Q/DQ scales): {type(exc).__name__}: {one_line(exc)}") from None
         converted.ir_version = max(converted.ir_version, 10)
-        run.report.opset["to"] = TARGET_OPSET
+        run.report.opset.after = TARGET_OPSET
         run.model = converted
     _load_weights(run)
     run.fp32 = run.work / "fp32.onnx"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from onnx_lint.quantization.activations import FP16_DATA_MAX, beyond_fp16, observe, with_observed_shapes
 from onnx_lint.quantization.placement import HEAD_OPS, inferred_shapes, no_int8_gain, output_layers
+from onnx_lint.quantization.report_parts import Fp32Placement, WideActivation
 from onnx_lint.quantization.run_state import QuantizeRun
 
 
@@ -28,11 +29,12 @@ def place(run: QuantizeRun) -> None:
     wide = beyond_fp16(run.model, run.activations, candidates - set(run.options.exclude_nodes))
     run.keep_fp32 = frozenset(run.options.exclude_nodes) | {entry["node"] for entry in wide}
     if wide:
-        run.report.kept_in_fp32 = {
-            "threshold": FP16_DATA_MAX, "nodes": wide,
-            "reason": f"their outputs exceed {FP16_DATA_MAX:g} on the validation samples: FP16 holds up to 65504, "
-                      "and values this large feed sums and products that overflow it (ModelOpt's AutoCast keeps "
-                      "such nodes in high precision with the same threshold)"}
+        run.report.kept_in_fp32 = Fp32Placement(
+            FP16_DATA_MAX,
+            f"their outputs exceed {FP16_DATA_MAX:g} on the validation samples: FP16 holds up to 65504, and values "
+            "this large feed sums and products that overflow it (ModelOpt's AutoCast keeps such nodes in high "
+            "precision with the same threshold)",
+            [WideActivation(e["node"], e["op_type"], e["max_abs"]) for e in wide])
 
 
 def _kept_fp16(run: QuantizeRun) -> frozenset[str]:
