@@ -1111,3 +1111,56 @@ def test_coverage_counts_nodes_only_the_calibration_run_can_size(tmp_path):
     coverage = json.loads((tmp_path / "r.json").read_text())["coverage"]
     assert coverage["unknown_shape_nodes"] == [] and coverage["macs"] == 256 + 256 + 128
     assert coverage["int8_mac_share"] == pytest.approx(512 / 640)
+
+
+def test_two_quantize_calls_at_once_in_one_process_leave_it_as_they_found_it(tmp_path, capsys):
+    """Two ``onnx_lint.quantize`` calls in two threads (two models, and one model twice) write the same bytes as
+    each alone, and leave the process's state as found: ``sys.stdout``, ONNX Runtime's classes and functions,
+    the logging levels, the working directory."""
+    import logging
+    import os
+    import sys
+    import threading
+
+    from onnxruntime.quantization import calibrate, qdq_quantizer
+
+    conv = small_conv_model(tmp_path / "convs.onnx")
+    mlp = residual_model(tmp_path / "mlp.onnx")
+    np.savez(tmp_path / "conv.npz", X=np.random.default_rng(1).standard_normal((8, 3, 16, 16)).astype(np.float32))
+    data = {conv: tmp_path / "conv.npz", mlp: _samples(tmp_path / "mlp.npz")}
+    ort_state = (qdq_quantizer.QDQQuantizer._calc_initializer_quant_params,
+                 qdq_quantizer.QDQQuantizer._add_qdq_nodes_for_initializer, qdq_quantizer.quantize_onnx_initializer,
+                 calibrate.CalibraterBase.select_tensors_to_calibrate, calibrate.EntropyCalibrater.collect_data)
+    loggers = {name: logging.getLogger(name).level for name in ("", "onnxruntime.transformers.float16")}
+    stdout, cwd = sys.stdout, os.getcwd()
+
+    def quantize(model, out):
+        onnx_lint.quantize(model, out, calibration_data=data[model])
+
+    for model in (conv, mlp):
+        quantize(model, tmp_path / f"{model.stem}.alone.onnx")
+    for pair in ([(conv, "a"), (mlp, "a")], [(mlp, "b"), (mlp, "c")]):
+        errors = []
+
+        def run(model, tag):
+            try:
+                quantize(model, tmp_path / f"{model.stem}.{tag}.onnx")
+            except Exception as exc:  # reported below, with the thread's model
+                errors.append((model.name, exc))
+
+        threads = [threading.Thread(target=run, args=job) for job in pair]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+    for model, tags in ((conv, "a"), (mlp, "abc")):
+        alone = (tmp_path / f"{model.stem}.alone.onnx").read_bytes()
+        assert all((tmp_path / f"{model.stem}.{tag}.onnx").read_bytes() == alone for tag in tags), model.name
+    assert sys.stdout is stdout and os.getcwd() == cwd
+    assert {name: logging.getLogger(name).level for name in loggers} == loggers
+    assert (qdq_quantizer.QDQQuantizer._calc_initializer_quant_params,
+            qdq_quantizer.QDQQuantizer._add_qdq_nodes_for_initializer, qdq_quantizer.quantize_onnx_initializer,
+            calibrate.CalibraterBase.select_tensors_to_calibrate, calibrate.EntropyCalibrater.collect_data) == ort_state
+    print("still printed")  # the caller's prints are not swallowed afterwards
+    assert capsys.readouterr().out.endswith("still printed\n")
