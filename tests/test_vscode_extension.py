@@ -288,9 +288,38 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert "OL202" not in quantized["writtenProblems"] and "OL205" not in quantized["writtenProblems"]
     assert re.search(r"provenance\s+Quantized by onnx-lint \S+ for TensorRT from weak\.onnx, \w+ calibration, "
                      r"INT8 \(symmetric\) activations", quantized["writtenIdentity"]), quantized["writtenIdentity"]
+    # The report: the runtime picked, and each INT8 node's sensitivity (alone in INT8: its worst-output cosine, its
+    # share of the summed error, its MACs). No --min-cosine here, so no search and no frontier plot (the plot and
+    # its safety check are covered by the unit tests, test/view.test.ts).
+    assert quantized["target"] == "Target runtime: TensorRT"
+    assert quantized["sensitivityHeaders"] == ["node", "op", "cosine alone", "share of error", "MACs"]
+    assert quantized["sensitivityRows"], quantized["text"]
+    assert all(re.fullmatch(r"\S+\tMatMul\t0\.\d{6}\t\d+\.\d%\t[\d,]+", r) for r in quantized["sensitivityRows"]), \
+        quantized["sensitivityRows"]
+    assert quantized["frontierPlots"] == 0
+    # The written model's whole graph: its INT8 nodes tinted by their share of the error (shares summing to 1),
+    # the legend shown; a mouse click on the costliest one selects it and its details say its error in words.
+    sensitivity = seen["sensitivity"]
+    drawn = sensitivity["drawn"]
+    assert drawn["legend"].startswith("INT8 error share"), drawn["legend"]
+    assert drawn["int8"] and abs(sum(n["share"] for n in drawn["int8"]) - 1) < 1e-3, drawn["int8"]
+    hottest = max(drawn["int8"], key=lambda n: n["share"])
+    assert re.search(r"int8-l[0-4]", hottest["classes"]) and float(hottest["bar"]) > 0, hottest
+    assert re.search(r", \d+\.\d% of the INT8 error", hottest["label"]), hottest
+    row = next(r for r in quantized["sensitivityRows"] if " " + r.split("\t")[0] + "," in hottest["label"])
+    assert abs(float(row.split("\t")[3].rstrip("%")) - 100 * hottest["share"]) <= 0.06, (row, hottest)  # they agree
+    assert drawn["int8Fill"] not in ("", "none", drawn["plainFill"]), drawn  # the tint is drawn, in the theme's colours
+    assert drawn["barFill"] not in ("", "none"), drawn
+    clicked = sensitivity["clicked"]
+    assert clicked["selected"] == hottest["label"], clicked
+    assert row.split("\t")[0] in clicked["title"], clicked
+    line = r"INT8 error: (\d+\.\d)% of the total; worst-output cosine [01]\.\d{6} with only this node in INT8"
+    said = re.fullmatch(line, clicked["line"])
+    assert said and abs(float(said[1]) - 100 * hottest["share"]) <= 0.06, clicked["line"]
     shots = {Path(p).stem.split("-", 1)[1] for p in seen["screenshots"]}
     assert shots >= {"model-view", "problems-panel", "graph-light", "graph-dark", "text-view", "fixed", "quantized",
-                     "whole-graph-light", "whole-graph-dark", "whole-graph-high-contrast", "whole-graph-chain-100k"}
+                     "quantized-sensitivity", "whole-graph-light", "whole-graph-dark", "whole-graph-high-contrast",
+                     "whole-graph-chain-100k"}
 
 
 def _luminance(css: str) -> float:

@@ -4,7 +4,8 @@
 // search, node details), a finding's quick look (light theme, then dark and high contrast),
 // opens the textual view (coloured tokens, one Problems entry per finding), clicks "Fix all",
 // checks the file on disk and the empty Problems panel, then quantizes (its progress notification with
-// Cancel, its report, the written model's view with its provenance).
+// Cancel, its report with the target and the sensitivity table, the written model's view with its provenance,
+// its whole graph coloured by each INT8 node's share of the error, a node's error in its details).
 // Screenshots of each step.
 //
 // Then the whole graph of bigger models in the workspace (BIG_MODELS: JSON [{file, search}]), each
@@ -423,6 +424,10 @@ try {
     headers: await report.locator("table.quantize-outputs th").allInnerTexts(),
     rows: await report.locator("table.quantize-outputs tbody tr").allInnerTexts(),
     text: await report.innerText(),
+    target: await report.locator("p.quantize-target").innerText(),
+    sensitivityHeaders: await report.locator("table.sensitivity th").allInnerTexts(),
+    sensitivityRows: await report.locator("table.sensitivity tbody tr").allInnerTexts(),
+    frontierPlots: await report.locator("svg.frontier").count(),  // no --min-cosine here: no search, no plot
   };
   await page.locator('.tabs-container .tab[aria-label^="weak.int8-fp16.onnx"]').waitFor({ timeout: 60_000 });
   const written = page.frameLocator("iframe.webview.ready").nth(1).frameLocator("iframe#active-frame");
@@ -437,6 +442,56 @@ try {
   step("quantize shows its report in the view and opens the written model");
   await report.evaluate((section) => section.scrollIntoView());
   await shot("quantized");
+
+  // The written model's whole graph: each INT8 node tinted by its share of the INT8 error (the server's
+  // int8Error), the legend shown; a mouse click on such a node puts its error in the details.
+  await written.locator("#graph-viewport[data-first-paint-ms]").waitFor({ state: "attached", timeout: 120_000 });
+  await written.locator("#graph-layer .item.int8").first().waitFor({ state: "attached", timeout: 60_000 });
+  // The drawing and its details get the room: the panel below the editors goes (Ctrl+J toggles it).
+  const panel = page.locator(".part.panel.bottom");
+  if (await panel.isVisible()) {
+    await page.keyboard.press("Control+J");
+    await panel.waitFor({ state: "hidden", timeout: 10_000 }).catch(() => undefined);
+  }
+  await written.locator("button[data-graph='fit']").click();
+  await written.locator("#graph-viewport").evaluate((viewport) => viewport.scrollIntoView({ block: "start" }));
+  await page.waitForTimeout(300);
+  const sensitivityFacts = () => written.locator("body").evaluate(() => {
+    const fill = (g) => (g ? getComputedStyle(g.querySelector("rect")).fill : "");
+    const int8 = document.querySelector("#graph-layer .item.int8");
+    const legend = document.getElementById("graph-int8-legend");
+    return {
+      legend: legend && !legend.hidden ? legend.innerText : "",
+      int8: [...document.querySelectorAll("#graph-layer .item.int8")].map((g) => ({ id: g.getAttribute("data-id"),
+        classes: g.getAttribute("class"), share: Number(g.getAttribute("data-int8-share")), label: g.getAttribute("aria-label"),
+        bar: g.querySelector("rect.int8-bar")?.getAttribute("width") ?? null })),
+      int8Fill: fill(int8),
+      plainFill: fill(document.querySelector("#graph-layer .item.node:not(.int8)")),
+      barFill: int8 ? getComputedStyle(int8.querySelector("rect.int8-bar")).fill : "",
+      selected: document.querySelector("#graph-layer .item.selected")?.getAttribute("aria-label") ?? "",
+    };
+  });
+  result.sensitivity = { drawn: await sensitivityFacts() };
+  // The mouse: the wheel zooms in on the costliest INT8 node (the point under the pointer stays put), a click
+  // selects it.
+  const hottest = [...result.sensitivity.drawn.int8].sort((a, b) => b.share - a.share)[0];
+  const int8Node = written.locator(`#graph-layer .item.int8[data-id="${hottest.id}"]`);
+  const scale = async () => Number(/scale\(([\d.]+)\)/.exec(await written.locator("#graph-layer").getAttribute("transform"))?.[1] ?? 1);
+  let nb = await int8Node.boundingBox();
+  await page.mouse.move(nb.x + nb.width / 2, nb.y + nb.height / 2);
+  for (let i = 0; i < 12 && (await scale()) < 1; i++) {
+    await page.mouse.wheel(0, -120);
+    await page.waitForTimeout(60);
+  }
+  nb = await int8Node.boundingBox();
+  await page.mouse.click(nb.x + nb.width / 2, nb.y + nb.height / 2);
+  await written.locator("#graph-details p.int8-error").waitFor({ timeout: 60_000 });
+  result.sensitivity.clicked = { ...(await sensitivityFacts()), label: hottest.label, scale: await scale(),
+    title: await written.locator("#graph-details h3").innerText(),
+    line: await written.locator("#graph-details p.int8-error").innerText() };
+  step("the written model's graph colours its INT8 nodes by their share of the error; a click details it");
+  await page.waitForTimeout(300);
+  await shot("quantized-sensitivity");
 
   // Bigger models: each opens to its whole graph, and search finds a node in it.
   result.big = [];

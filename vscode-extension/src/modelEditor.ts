@@ -94,7 +94,8 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
       await vscode.commands.executeCommand("vscode.openWith", uri, ModelEditorProvider.viewType);
     }
     for (const panel of this.panels.get(uri.toString()) ?? []) {
-      panel.showQuantized({ report: result.report ?? { output: result.output }, warnings: result.warnings ?? [] });
+      panel.showQuantized({ report: result.report ?? { output: result.output }, warnings: result.warnings ?? [],
+        frontierSvg: result.frontierSvg ?? null });
     }
     await vscode.commands.executeCommand("vscode.openWith", vscode.Uri.file(result.output), ModelEditorProvider.viewType,
       { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true });

@@ -8,6 +8,8 @@ export interface QuantizeResult {
   summary: string;
   warnings: string[];
   report?: Record<string, unknown>;
+  /** The accuracy/coverage frontier of an `--min-cosine` search as a self-contained SVG (theme colours); null without one. */
+  frontierSvg?: string | null;
 }
 
 const RANDOM = "Calibrate on random inputs (the accuracy figures then say nothing about real data)";

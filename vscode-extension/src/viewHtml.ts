@@ -4,7 +4,7 @@
 import { edgeTable, FindingGraph, findingSvg } from "./graphView";
 import { escapeHtml } from "./html";
 import { renderReport, Report } from "./reportHtml";
-import { GraphFinding } from "./wholeGraph";
+import { GraphFinding, INT8_LEVELS } from "./wholeGraph";
 
 export { escapeHtml } from "./html";
 
@@ -55,6 +55,8 @@ export interface OpenGraph {
 export interface QuantizeShown {
   report: Report;
   warnings: string[];
+  /** The server's plot of the accuracy/coverage frontier (an `--min-cosine` search), or null. */
+  frontierSvg?: string | null;
 }
 
 export interface ViewState {
@@ -215,9 +217,21 @@ export function renderParts(state: ViewState): { top: string; bottom: string } {
   <section aria-labelledby="problems-title"><h2 id="problems-title">Problems</h2>
   ${problemList(state, write)}</section>
   ${graphSection(state)}`;
-  const bottom = `${state.quantize ? renderReport(state.quantize.report, state.quantize.warnings) : ""}
+  const bottom = `${state.quantize ? renderReport(state.quantize.report, state.quantize.warnings, state.quantize.frontierSvg) : ""}
   ${identity}`;
   return { top, bottom };
+}
+
+/** The legend of a quantized model's colouring: one swatch per step of the INT8 error share ("<1%" … "≥35%"). */
+export function int8Legend(): string {
+  const pct = (share: number) => `${Number((share * 100).toFixed(1))}%`;
+  const steps = [`&lt;${pct(INT8_LEVELS[0])}`, ...INT8_LEVELS.slice(1).map((high, i) => `${pct(INT8_LEVELS[i])}–${pct(high)}`),
+    `≥${pct(INT8_LEVELS[INT8_LEVELS.length - 1])}`];
+  return `<p id="graph-int8-legend" class="legend int8-legend" hidden><strong>INT8 error share</strong>` +
+    steps.map((label, level) => `<span class="step"><span class="swatch int8-l${level}" aria-hidden="true"></span>${label}</span>`)
+      .join("") +
+    `<span class="hint">Each INT8 node's share of the error INT8 adds at the outputs, measured with only that node in ` +
+    `INT8 (a group: its nodes' sum), as the tint of its box and the bar along its bottom.</span></p>`;
 }
 
 /** The whole-graph view's frame: the page's script fills it (see src/webview/graphCanvas.ts). */
@@ -235,6 +249,7 @@ export function wholeGraphSection(): string {
       <button class="secondary" data-graph="collapse">Collapse all</button>
     </div>
     <ul id="graph-hits" class="graph-hits" role="listbox" aria-label="Matches" hidden></ul>
+    ${int8Legend()}
     <div class="graph-body">
       <div id="graph-viewport" class="graph-viewport" tabindex="0" role="application" aria-roledescription="graph"
         aria-label="The model's graph" aria-describedby="graph-help">

@@ -33,6 +33,34 @@ export interface GraphColumns {
 export interface ModelGraph {
   graphs: GraphColumns[];
   nodes: number;
+  /**
+   * For a model `onnx-lint quantize` wrote: each INT8 node of the main graph (by name) with its share (0..1) of
+   * the summed INT8 error at the outputs and the worst output's cosine with FP32 when it alone is INT8.
+   */
+  int8Error?: Record<string, [number, number]>;
+}
+
+/** Where the INT8 error share of a node changes its colour: below 1%, 1–5%, 5–15%, 15–35%, 35% and more. */
+export const INT8_LEVELS = [0.01, 0.05, 0.15, 0.35];
+
+/** The colour step (0 to 4) of a share of the INT8 error. */
+export function int8Level(share: number): number {
+  let level = 0;
+  while (level < INT8_LEVELS.length && share >= INT8_LEVELS[level]) {
+    level++;
+  }
+  return level;
+}
+
+/** "34.2%" (one decimal; "<0.1%" for a share that rounds to 0 but is not 0). */
+export function sharePercent(share: number): string {
+  return share > 0 && share < 0.0005 ? "<0.1%" : `${(share * 100).toFixed(1)}%`;
+}
+
+/** The line a quantized node's details say about the error it causes. */
+export function int8ErrorText(share: number, cosineAlone: number): string {
+  return `INT8 error: ${sharePercent(share)} of the total; worst-output cosine ${cosineAlone.toFixed(6)} ` +
+    "with only this node in INT8";
 }
 
 export type Severity = "error" | "warning" | "info";
@@ -69,6 +97,8 @@ export class GraphIndex {
   readonly tensorSeverity = new Map<number, Severity>();
   readonly nodeFindings = new Map<number, number[]>();
   readonly bodies = new Map<number, number[]>(); // node -> graph indices of its bodies
+  readonly int8 = new Map<number, [number, number]>(); // INT8 node -> [share of the error, cosine alone]
+  groupInt8: { share: Float64Array; nodes: Int32Array } | undefined; // summed over each group's INT8 nodes
   readonly groups: number;
   readonly subtreeEnd: Int32Array; // a group's descendants are the groups numbered up to this
   private readonly byGroup: Int32Array; // the nodes, group by group in number order (-1 first)
@@ -165,6 +195,31 @@ export class GraphIndex {
     return this.columns.ops[this.columns.nodeOp[node]];
   }
 
+  /** Each INT8 node's share of the error, by node name (a model quantize wrote): looked up once per model, and
+   * summed into every group that holds the node, so drawing never searches for it. */
+  placeInt8(errors: Record<string, [number, number]>): void {
+    const c = this.columns;
+    const share = new Float64Array(this.groups);
+    const nodes = new Int32Array(this.groups);
+    for (const [name, value] of Object.entries(errors)) {
+      const node = this.nodeId(name);
+      if (node === undefined || !Array.isArray(value) || typeof value[0] !== "number" || typeof value[1] !== "number") {
+        continue;
+      }
+      this.int8.set(node, [value[0], value[1]]);
+      for (let g = c.nodeGroup[node]; g >= 0; g = c.groupParent[g]) {
+        share[g] += value[0];
+        nodes[g] += 1;
+      }
+    }
+    this.groupInt8 = this.int8.size ? { share, nodes } : undefined;
+  }
+
+  /** A group's INT8 nodes' summed share of the error; undefined when it holds none. */
+  groupInt8Share(group: number): number | undefined {
+    return this.groupInt8 && this.groupInt8.nodes[group] > 0 ? this.groupInt8.share[group] : undefined;
+  }
+
   /** The worst finding severity among a group's nodes (a group's descendants are numbered after it). */
   groupSeverity(group: number): Severity | undefined {
     const [low, high] = [group, this.subtreeEnd[group]];
@@ -240,6 +295,14 @@ export class WholeGraph {
     for (const finding of findings) {
       this.place(finding);
     }
+    if (model.int8Error && this.indexes[0]) {
+      this.indexes[0].placeInt8(model.int8Error);  // keyed by node name in the main graph
+    }
+  }
+
+  /** Whether the model carries the INT8 error of its nodes (a model `onnx-lint quantize` wrote). */
+  get hasInt8Error(): boolean {
+    return (this.indexes[0]?.int8.size ?? 0) > 0;
   }
 
   /**
@@ -385,6 +448,7 @@ export interface Item {
   severity?: Severity;
   expandable?: boolean;
   findings?: number[];
+  int8Share?: number; // a quantized model: the node's (a group's: its nodes') share of the INT8 error
 }
 
 export interface Cluster {
@@ -460,7 +524,8 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
         clusters.push({ id: key(g), label: `${c.groupLabel[g]} (${index.groupSizeText(g)})`, parent: within(up) });
       } else if (shown[g] === g) {
         items.push({ id: key(g), kind: "block", graph, group: g, parent: within(up), severity: index.groupSeverity(g),
-          expandable: true, lines: [cut(c.groupLabel[g], 40), index.groupSizeText(g), cut(index.opSummary(g), 40)] });
+          expandable: true, lines: [cut(c.groupLabel[g], 40), index.groupSizeText(g), cut(index.opSummary(g), 40)],
+          int8Share: index.groupInt8Share(g) });
       }
     }
     for (let i = 0; i < index.size; i++) {
@@ -474,7 +539,7 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
       const bodies = index.bodies.get(i) ?? [];
       items.push({ id, kind: "node", graph, node: i, parent: within(g), severity: index.nodeSeverity.get(i),
         lines: c.nodeName[i] && c.nodeName[i] !== index.op(i) ? [index.op(i), cut(c.nodeName[i])] : [index.op(i)],
-        expandable: bodies.length > 0, findings: index.nodeFindings.get(i) });
+        expandable: bodies.length > 0, findings: index.nodeFindings.get(i), int8Share: index.int8.get(i)?.[0] });
       for (const body of bodies) {
         if (expanded.has(`${body}:body`)) {
           const cluster = `${body}:body`;
@@ -530,17 +595,18 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
 
 /** The words a screen reader says for a drawn item (and the table row says the same). */
 export function describeItem(item: Item, whole: WholeGraph): string {
-  const severity = item.severity ? `, ${item.severity === "info" ? "note" : item.severity} here` : "";
+  const notes = (item.severity ? `, ${item.severity === "info" ? "note" : item.severity} here` : "") +
+    (item.int8Share === undefined ? "" : `, ${sharePercent(item.int8Share)} of the INT8 error`);
   if (item.kind === "block") {
-    return `group ${item.lines[0]}, ${item.lines[1]}: ${item.lines[2]}${severity}, collapsed`;
+    return `group ${item.lines[0]}, ${item.lines[1]}: ${item.lines[2]}${notes}, collapsed`;
   }
   if (item.kind === "input" || item.kind === "output") {
-    return `graph ${item.kind} ${item.lines[1]}${severity}`;
+    return `graph ${item.kind} ${item.lines[1]}${notes}`;
   }
   const index = whole.indexes[item.graph];
   const name = index.columns.nodeName[item.node!];
   const inputs = index.inputsOf(item.node!).filter((t) => t >= 0).length;
   const outputs = index.outputsOf(item.node!).filter((t) => t >= 0).length;
-  return `${index.op(item.node!)} node${name ? ` ${name}` : ""}, ${inputs} inputs, ${outputs} outputs${severity}` +
+  return `${index.op(item.node!)} node${name ? ` ${name}` : ""}, ${inputs} inputs, ${outputs} outputs${notes}` +
     (item.expandable ? ", has a body" : "");
 }

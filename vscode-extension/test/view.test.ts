@@ -6,7 +6,7 @@ import { test } from "node:test";
 import * as oniguruma from "vscode-oniguruma";
 import * as textmate from "vscode-textmate";
 import { edgeTable, FindingGraph, findingSvg, layoutFinding } from "../src/graphView";
-import { outputsTable, renderReport } from "../src/reportHtml";
+import { frontierHtml, outputsTable, renderReport, safeSvg, sensitivityHtml } from "../src/reportHtml";
 import { renderView, toViewDiagnostics } from "../src/viewHtml";
 
 const ROOT = path.join(__dirname, "..", "..");
@@ -116,6 +116,98 @@ test("the quantize report shows every output field it has, known ones first and 
   const fixed = renderReport({ output: "/m/q.onnx", fixes: [{ code: "OL001", message: "graph output 'Y' is declared as a scalar",
     fix: { title: "Declare the computed shape [batch, 8] on output 'Y'" }, location: { path: "graph/output[0]", tensor: "Y" } }] });
   assert.match(fixed, /<dt>fixes<\/dt><dd><ul class="report-list"><li>OL001: Declare the computed shape \[batch, 8\] on output &#39;Y&#39; \(graph\/output\[0\]\)<\/li><\/ul><\/dd>/);
+});
+
+// What onnx_lint/quantization/frontier_plot.py writes (shortened): theme colours, every text escaped.
+const FRONTIER_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 480 300" width="480" height="300" role="img" aria-labelledby="frontier-title" class="frontier" font-family="sans-serif" font-size="11" fill="currentColor" stroke="currentColor">
+<title id="frontier-title">Accuracy against INT8 coverage: each build the accuracy target tried</title>
+<line x1="64" y1="256" x2="464" y2="256"/>
+<text x="64.0" y="272" text-anchor="middle" stroke="none">0%</text>
+<line x1="64" y1="24.0" x2="464" y2="24.0" stroke-dasharray="5 4" opacity="0.7"/>
+<polyline points="64.0,30.1 330.7,120.4 464.0,240.2" fill="none" opacity="0.4"/>
+<circle cx="64.0" cy="30.1" r="4" fill="currentColor" class="met"><title>FP16 only: INT8 0.0%, cosine 1.000000</title></circle>
+<circle cx="464.0" cy="240.2" r="4" fill="none" class="missed"><title>first pass: INT8 100.0%, cosine 0.999963</title></circle>
+</svg>
+`;
+
+const SENSITIVITY = {
+  samples: 2, all_int8_cosine: 0.99812, stopped: "time budget of 60 s spent", not_measured: ["Conv_12", "Conv_13"],
+  nodes: Array.from({ length: 12 }, (_x, i) => ({ node: i === 0 ? "<b>Conv_0</b>" : `Conv_${i}`, op_type: "Conv",
+    cosine_alone: 0.9981234567 + i * 1e-5, error: 0.01 / (i + 1), share: i === 0 ? 0.342 : 0.05, macs: 1_204_224 * (i + 1),
+    error_per_mac: 1e-9 })),
+};
+
+test("the quantize report shows the target, the 10 costliest INT8 nodes and the frontier, not their raw dumps", () => {
+  const report = renderReport({
+    output: "/m/q.onnx", target: "tensorrt", outputs: [{ name: "Y", cosine_similarity: 0.998 }],
+    sensitivity: SENSITIVITY,
+    kept_in_fp32: { threshold: 65504, reason: "their outputs exceed 65504", nodes: [{ node: "Pow_3", op_type: "Pow", max_abs: 123456.7 }] },
+    fallback: { target: 0.999, met: true, frontier: [
+      { int8_mac_share: 1, cosine: 0.999963, build: "first pass", met: false },
+      { int8_mac_share: 0, cosine: 1, build: "FP16 only", met: true }] },
+    provenance: { tool: "onnx-lint", sensitivity: { Conv_0: [0.342, 0.998] } },
+    target_runtime: "TensorRT (explicit quantization) and ONNX Runtime",
+  }, [], FRONTIER_SVG);
+  assert.match(report, /<p class="quantize-target">Target runtime: <strong>TensorRT<\/strong><\/p>/);
+  // Sensitivity: the first 10 of 12, most costly first, names escaped, figures as the CLI prints them.
+  const table = /<table class="sensitivity">[\s\S]*?<\/table>/.exec(report)![0];
+  const headers = [...table.matchAll(/<th[^>]*>([^<]*)<\/th>/g)].map((m) => m[1]);
+  assert.deepEqual(headers, ["node", "op", "cosine alone", "share of error", "MACs"]);
+  assert.equal((table.match(/<tr>/g) ?? []).length, 11);  // the header row and 10 nodes
+  assert.match(table, /<tr><td><code>&lt;b&gt;Conv_0&lt;\/b&gt;<\/code><\/td><td>Conv<\/td><td class="number">0\.998123<\/td>/ );
+  assert.match(table, /<td class="number">34\.2%<\/td><td class="number">1,204,224<\/td>/);
+  assert.doesNotMatch(table, /Conv_10|Conv_11/);
+  assert.match(report, /<h3 id="sensitivity-title">Sensitivity<\/h3>/);
+  assert.match(report, /on 2 samples[^<]*the first 10 of 12\. Every INT8 node at once: cosine 0\.998120\./);
+  assert.match(report, /Not measured: 2 INT8 nodes \(time budget of 60 s spent\): Conv_12, Conv_13/);
+  // The plot, as the server drew it, with its points as a table too.
+  assert.ok(report.includes(FRONTIER_SVG.trim()));
+  assert.match(report, /<figure class="frontier-plot"><svg [^>]*class="frontier"/);
+  assert.match(report, /<td>first pass<\/td><td class="number">100\.0%<\/td><td class="number">0\.999963<\/td><td>no<\/td>/);
+  // Kept in FP32: in words, one line per node.
+  assert.match(report, /<dt>kept in FP32<\/dt><dd><p>their outputs exceed 65504<\/p><ul class="report-list"><li><code>Pow_3<\/code> Pow, max \|x\| 123457<\/li>/);
+  // The facts list keeps the rest, without the dumps rendered above.
+  const facts = /<dl class="facts">[\s\S]*<\/dl>/.exec(report)![0];
+  assert.doesNotMatch(facts, /<dt>sensitivity<\/dt>|<dt>target<\/dt>|frontier|first pass|Conv_0/);
+  assert.match(facts, /<dt>fallback<\/dt><dd>target: 0\.999; met: true<\/dd>/);
+  assert.match(facts, /<dt>provenance<\/dt><dd>tool: onnx-lint<\/dd>/);
+  assert.match(facts, /<dt>target runtime<\/dt><dd>TensorRT \(explicit quantization\) and ONNX Runtime<\/dd>/);
+  // ONNX Runtime, no sensitivity measured, no search: none of these sections.
+  const plain = renderReport({ output: "/m/q.onnx", target: "onnxruntime", sensitivity: null, fallback: null, kept_in_fp32: null });
+  assert.match(plain, /Target runtime: <strong>ONNX Runtime<\/strong>/);
+  assert.doesNotMatch(plain, /Sensitivity|frontier|kept in FP32/);
+  assert.match(sensitivityHtml({ samples: 1, nodes: [] }), /No INT8 node was measured/);
+});
+
+test("the frontier plot is inserted only when it is an SVG without script or event handlers", () => {
+  assert.equal(safeSvg(FRONTIER_SVG), FRONTIER_SVG.trim());
+  for (const hostile of [
+    `<svg><script>alert(1)</script></svg>`,
+    `<svg onload="alert(1)"><circle/></svg>`,
+    `<svg><circle r="4" ONCLICK = "x()"/></svg>`,
+    `<svg><a href="javascript:alert(1)"><text>x</text></a></svg>`,
+    `<svg><foreignObject><div>x</div></foreignObject></svg>`,
+    `<img src=x onerror=alert(1)><svg></svg>`,
+    `<div><svg></svg></div>`,
+    `<svgx></svgx>`,
+    "",
+  ]) {
+    assert.equal(safeSvg(hostile), undefined, hostile);
+  }
+  assert.equal(safeSvg(null), undefined);
+  assert.equal(safeSvg(undefined), undefined);
+  // Without a usable plot, the frontier still reads as a table; without points and plot, nothing.
+  const points = { frontier: [{ int8_mac_share: 0.5, cosine: 0.9995, build: "3 node(s) in FP16", met: true }] };
+  const rejected = frontierHtml(points, `<svg onload="x()"></svg>`);
+  assert.doesNotMatch(rejected, /<svg|onload/);
+  assert.match(rejected, /<table class="frontier-points">[\s\S]*<td>3 node\(s\) in FP16<\/td><td class="number">50\.0%<\/td>/);
+  assert.equal(frontierHtml(null, null), "");
+  assert.equal(frontierHtml({ frontier: [] }, undefined), "");
+  // The plot reaches the view from the quantize result (src/modelEditor.ts → QuantizeShown.frontierSvg).
+  const html = renderView({ file: "m.onnx", summary: null, diagnostics: [], trusted: true,
+    quantize: { report: { output: "/m/q.onnx", fallback: points }, warnings: [], frontierSvg: FRONTIER_SVG } },
+  { cspSource: "c", script: "s.js", style: "s.css" });
+  assert.match(html, /<section class="quantize-frontier"[\s\S]*<svg [^>]*class="frontier"/);
 });
 
 async function grammar(): Promise<textmate.IGrammar> {

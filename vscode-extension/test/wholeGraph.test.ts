@@ -4,7 +4,7 @@ import { test } from "node:test";
 import { layoutVisible } from "../src/graphLayout";
 import { drawable, renderView, ViewDiagnostic } from "../src/viewHtml";
 import {
-  describeItem, GraphColumns, groupKey, ModelGraph, nodeId, visibleGraph, WholeGraph,
+  describeItem, GraphColumns, groupKey, int8ErrorText, int8Level, ModelGraph, nodeId, sharePercent, visibleGraph, WholeGraph,
 } from "../src/wholeGraph";
 
 const NO_GROUPS = { groupParent: [], groupKind: [], groupLabel: [], groupNote: [], groupTitle: [], groupSize: [] };
@@ -201,10 +201,68 @@ test("the view has the whole-graph frame, its worker allowed by the CSP, and no 
   assert.match(html, /worker-src blob:; connect-src c;/);
   assert.match(html, /id="graph-announce" class="sr-only" aria-live="polite"/);
   assert.match(html, /role="application" aria-roledescription="graph"/);
+  // The legend of a quantized model's colouring, hidden until a graph with INT8 error shares arrives.
+  assert.match(html, /<p id="graph-int8-legend" class="legend int8-legend" hidden><strong>INT8 error share<\/strong>/);
+  const steps = [...html.matchAll(/<span class="step"><span class="swatch int8-l(\d)" aria-hidden="true"><\/span>([^<]*)<\/span>/g)].map((m) => [m[1], m[2].trim()]);
+  assert.deepEqual(steps, [["0", "&lt;1%"], ["1", "1%–5%"], ["2", "5%–15%"], ["3", "15%–35%"], ["4", "≥35%"]]);
   assert.doesNotMatch(html, /No problems/);
   const failed = renderView({ file: "m.onnx", summary: null, diagnostics: [], trusted: true,
     error: "onnx-lint: the onnx-lint server is not running" }, resources);
   assert.doesNotMatch(failed, /No problems/);
   assert.match(renderView({ file: "m.onnx", summary: null, diagnostics: [], trusted: true, busy: "Quantizing…" }, resources),
     /<button id="quantize" class="secondary" data-action="quantize" disabled/);
+});
+
+test("a quantized model's INT8 error colours its nodes by share, sums into its groups, and is said in words", () => {
+  // onnx-lint.modelGraph of a model quantize wrote: int8Error by node name in the main graph (graphs[0]).
+  const model = withGroups(chain(8), [
+    [-1, "scope", "model", "", [0, 7]],
+    [0, "scope", "block", "", [1, 2, 3]],
+  ]);
+  const whole = new WholeGraph({ graphs: [model], nodes: 8, int8Error: {
+    MatMul_0: [0.6, 0.991234], MatMul_3: [0.3, 0.998123], Add_1: [0.1, 0.9999], "no such node": [0.5, 0.5] } }, []);
+  assert.ok(whole.hasInt8Error);
+  const index = whole.indexes[0];
+  assert.deepEqual([...index.int8.keys()].sort(), [0, 1, 3]);  // names looked up once; unknown names dropped
+  const all = visibleGraph(whole, new Set(["0:g:model", "0:g:model/block"]));
+  const shares = Object.fromEntries(all.items.filter((i) => i.kind === "node").map((i) => [i.node, i.int8Share]));
+  assert.deepEqual(shares, { 0: 0.6, 1: 0.1, 2: undefined, 3: 0.3, 4: undefined, 5: undefined, 6: undefined, 7: undefined });
+  assert.ok(all.items.filter((i) => i.kind !== "node").every((i) => i.int8Share === undefined));  // inputs, outputs
+  // Collapsed, a group shows its INT8 nodes' sum (and a group without INT8 nodes shows none).
+  const top = visibleGraph(whole, new Set(["0:g:model"]));
+  const block = top.items.find((i) => i.kind === "block")!;
+  assert.ok(Math.abs(block.int8Share! - 0.4) < 1e-9);
+  assert.equal(index.groupInt8!.nodes[1], 2);
+  assert.ok(Math.abs(visibleGraph(whole, new Set()).items.find((i) => i.kind === "block")!.int8Share! - 1.0) < 1e-9);
+  const matmul = all.items.find((i) => i.node === 0)!;
+  assert.match(describeItem(matmul, whole), /^MatMul node MatMul_0, 2 inputs, 1 outputs, 60\.0% of the INT8 error$/);
+  assert.match(describeItem(block, whole), /, 40\.0% of the INT8 error, collapsed$/);
+  // Five colour steps; the details line.
+  assert.deepEqual([0, 0.009, 0.01, 0.049, 0.05, 0.149, 0.15, 0.349, 0.35, 1].map(int8Level), [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]);
+  assert.equal(int8ErrorText(0.342, 0.99812345),
+    "INT8 error: 34.2% of the total; worst-output cosine 0.998123 with only this node in INT8");
+  assert.equal(sharePercent(0.0001), "<0.1%");
+  assert.equal(sharePercent(0), "0.0%");
+  // Any other model: no INT8 colouring at all.
+  const plain = new WholeGraph(small, []);
+  assert.ok(!plain.hasInt8Error);
+  assert.ok(visibleGraph(plain, new Set()).items.every((i) => i.int8Share === undefined));
+  assert.doesNotMatch(describeItem(visibleGraph(plain, new Set()).items[0], plain), /INT8/);
+});
+
+test("the INT8 error share on a 100k-node model is placed once, in linear time, and drawn only where visible", () => {
+  const big = ranges(chain(100_000));
+  const errors: Record<string, [number, number]> = {};
+  for (let i = 0; i < 100_000; i += 3) {  // every MatMul in INT8
+    errors[`MatMul_${i}`] = [1 / 33_334, 0.9999];
+  }
+  const started = performance.now();
+  const whole = new WholeGraph({ graphs: [big], nodes: 100_000, int8Error: errors }, []);
+  const overview = visibleGraph(whole, whole.overview());
+  const elapsed = performance.now() - started;
+  assert.ok(elapsed < 2000, `${elapsed} ms`);
+  const blocks = overview.items.filter((i) => i.kind === "block");
+  assert.ok(blocks.every((b) => b.int8Share !== undefined && b.int8Share > 0));
+  const total = blocks.reduce((sum, b) => sum + b.int8Share!, 0);
+  assert.ok(Math.abs(total - 1) < 1e-6, String(total));
 });

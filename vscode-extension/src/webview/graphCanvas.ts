@@ -4,7 +4,8 @@
 // since blocks collapse), and panning moves one transform.
 import { Box, LaidOut } from "../graphLayout";
 import {
-  describeItem, GraphFinding, Item, ModelGraph, nodeId, SearchHit, Visible, visibleGraph, WholeGraph,
+  describeItem, GraphFinding, int8ErrorText, int8Level, Item, ModelGraph, nodeId, SearchHit, sharePercent, Visible,
+  visibleGraph, WholeGraph,
 } from "../wholeGraph";
 
 const LINE_H = 16;
@@ -23,6 +24,7 @@ export interface NodeDetails {
   inputs: TensorDetails[];
   outputs: TensorDetails[];
   subgraphs: string[];
+  int8Error?: { share: number; cosineAlone: number }; // a node of a model quantize wrote, in INT8
 }
 
 interface TensorDetails {
@@ -86,6 +88,7 @@ export class GraphCanvas {
       this.started = started;
     }
     this.whole = new WholeGraph(model, findings);
+    byId<HTMLElement>("graph-int8-legend").hidden = !this.whole.hasInt8Error;  // a model quantize wrote
     if (this.laidOut === undefined) {
       this.expanded = this.whole.overview();  // a model in one scope, or one long series, opens inside it
     }
@@ -163,14 +166,18 @@ export class GraphCanvas {
     });
     this.visible.items.forEach((item) => {
       const b = laid.boxes[item.id];
-      const classes = ["item", item.kind, item.severity ?? "", item.expandable ? "expandable" : ""].filter(Boolean).join(" ");
+      const share = item.int8Share;
+      const classes = ["item", item.kind, item.severity ?? "", item.expandable ? "expandable" : "",
+        share === undefined ? "" : `int8 int8-l${int8Level(share)}`].filter(Boolean).join(" ");
       const top = b.y - b.height / 2 + PAD / 2 + LINE_H * 0.75;
       const text = item.lines.map((line, i) => `<text x="${b.x.toFixed(1)}" y="${(top + i * LINE_H).toFixed(1)}" ` +
         `class="${i === 0 ? "op" : "name"}">${esc(line)}</text>`).join("");
       parts.push(`<g class="${classes}" id="gi-${esc(item.id)}" data-id="${esc(item.id)}" role="img" ` +
+        `${share === undefined ? "" : `data-int8-share="${share}" `}` +
         `aria-label="${esc(describeItem(item, this.whole!))}"><rect x="${(b.x - b.width / 2).toFixed(1)}" ` +
         `y="${(b.y - b.height / 2).toFixed(1)}" width="${b.width}" height="${b.height}" ` +
-        `rx="${item.kind === "node" || item.kind === "block" ? 4 : b.height / 2}"/>${text}</g>`);
+        `rx="${item.kind === "node" || item.kind === "block" ? 4 : b.height / 2}"/>${text}` +
+        `${share === undefined ? "" : this.int8Bar(b, share)}</g>`);
     });
     this.layer.innerHTML = parts.join("");
     // Reading order for the keyboard and the table: top to bottom, left to right.
@@ -187,6 +194,18 @@ export class GraphCanvas {
     this.drawMinimap();
   }
 
+  /** A quantized node's share of the INT8 error: a bar along the bottom of its box (a track, filled to the share)
+   * and a tooltip; the box's tint (its int8-l* class) says the same at a glance (media/view.css). */
+  private int8Bar(b: Box, share: number): string {
+    const x = b.x - b.width / 2 + 3;
+    const y = b.y + b.height / 2 - 4;
+    const full = Math.max(0, b.width - 6);
+    const width = share > 0 ? Math.max(2, full * Math.min(1, share)) : 0;
+    return `<rect class="int8-track" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${full.toFixed(1)}" height="2.5"/>` +
+      `<rect class="int8-bar" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${width.toFixed(1)}" height="2.5"/>` +
+      `<title>${esc(`${sharePercent(share)} of the INT8 error`)}</title>`;
+  }
+
   private fillTable(): void {
     const whole = this.whole!;
     const rows = this.order.map((item) => {
@@ -199,7 +218,8 @@ export class GraphCanvas {
         outputs = names(index.outputsOf(item.node!));
       }
       return `<tr data-id="${esc(item.id)}" class="${item.severity ?? ""}" aria-selected="false">` +
-        `<td>${esc(item.kind)}</td><td><code>${esc(item.lines.join(" "))}</code></td><td>${esc(inputs)}</td>` +
+        `<td>${esc(item.kind)}</td><td><code>${esc(item.lines.join(" "))}</code>${item.int8Share === undefined ? ""
+          : ` <span class="int8-share">${esc(sharePercent(item.int8Share))} of the INT8 error</span>`}</td><td>${esc(inputs)}</td>` +
         `<td>${esc(outputs)}</td><td>${item.severity ? esc(item.severity) : ""}</td>` +
         `<td><button class="secondary" data-graph="select" data-id="${esc(item.id)}">Select</button></td></tr>`;
     });
@@ -227,12 +247,16 @@ export class GraphCanvas {
       info: this.css("--vscode-editorInfo-foreground", "blue"),
     };
     const plain = this.css("--vscode-descriptionForeground", "#888");
+    const heat = this.css("--int8-heat", "#b180d7");
     for (const item of this.visible.items) {
       const b = laid.boxes[item.id];
-      context.fillStyle = item.severity ? colours[item.severity] : plain;
+      const int8 = !item.severity && item.int8Share !== undefined;
+      context.fillStyle = item.severity ? colours[item.severity] : int8 ? heat : plain;
+      context.globalAlpha = int8 ? 0.35 + 0.65 * int8Level(item.int8Share!) / 4 : 1;
       context.fillRect((b.x - b.width / 2) * scale, (b.y - b.height / 2) * scale,
         Math.max(1, b.width * scale), Math.max(1, b.height * scale));
     }
+    context.globalAlpha = 1;
     // The part of the drawing the viewport shows.
     const rect = this.svg.getBoundingClientRect();
     context.strokeStyle = this.css("--vscode-focusBorder", "#07f");
@@ -349,9 +373,13 @@ export class GraphCanvas {
       details.innerHTML = `<p class="busy">Loading ${esc(item.lines.join(" "))}…</p>`;
       this.post({ type: "nodeDetails", graph: this.whole!.model.graphs[item.graph].path, index: item.node });
     } else if (item.kind === "block") {
-      const c = this.whole!.indexes[item.graph].columns;
+      const index = this.whole!.indexes[item.graph];
+      const c = index.columns;
+      const int8 = item.int8Share === undefined ? "" : `<p class="int8-error">INT8 error: ` +
+        `${esc(sharePercent(item.int8Share))} of the total, from its ${index.groupInt8!.nodes[item.group!]} INT8 ` +
+        `node${index.groupInt8!.nodes[item.group!] === 1 ? "" : "s"}</p>`;
       details.innerHTML = `<h3>${esc(c.groupLabel[item.group!])}</h3><p class="where"><code>${esc(c.groupTitle[item.group!])}</code></p>` +
-        `<p>${esc(item.lines.slice(1).join("; "))}</p>` +
+        `<p>${esc(item.lines.slice(1).join("; "))}</p>${int8}` +
         `<button data-graph="expand" data-id="${esc(item.id)}">Expand this group</button>`;
     } else {
       details.innerHTML = `<h3>graph ${esc(item.kind)} <code>${esc(item.lines[1])}</code></h3>`;
@@ -385,8 +413,12 @@ export class GraphCanvas {
       return graph === undefined ? "" : `<button class="secondary" data-graph="${open ? "collapseBody" : "expandBody"}" ` +
         `data-body="${graph}">${open ? "Collapse" : "Expand"} ${esc(path.split("/").pop() ?? "body")} in place</button>`;
     }).join(" ");
+    // A node of a model quantize wrote: the error it causes (the server's answer, else the graph's own map).
+    const known = item?.node === undefined ? undefined : this.whole?.indexes[item.graph].int8.get(item.node);
+    const error = details.int8Error ?? (known ? { share: known[0], cosineAlone: known[1] } : undefined);
+    const int8 = error ? `<p class="int8-error">${esc(int8ErrorText(error.share, error.cosineAlone))}</p>` : "";
     pane.innerHTML = `<h3><code>${esc(op)}</code> ${esc(details.name)}</h3><p class="where"><code>${esc(details.path)}</code></p>` +
-      `${bodies ? `<p class="actions">${bodies}</p>` : ""}${attributes}${tensors("Inputs", details.inputs)}${tensors("Outputs", details.outputs)}`;
+      `${int8}${bodies ? `<p class="actions">${bodies}</p>` : ""}${attributes}${tensors("Inputs", details.inputs)}${tensors("Outputs", details.outputs)}`;
   }
 
   /** Draw a node (expanding what holds it), select it and bring it into view. */
