@@ -216,10 +216,12 @@ def describe(path: Path, reference: Path, feeds: list[dict[str, np.ndarray]], se
                    top1)
 
 
-def run_ours(case: Case, data: Path, work: Path, method: str | None, min_cosine: float | None = None) -> Outcome:
-    """onnx-lint as a user runs it; ``method`` None: its default calibration (auto)."""
-    out = work / f"ours-{method}-{min_cosine}.onnx"
+def run_ours(case: Case, data: Path, work: Path, method: str | None, min_cosine: float | None = None,
+             runtime: str = "onnxruntime") -> Outcome:
+    """onnx-lint as a user runs it; ``method`` None: its default calibration (auto); ``runtime``: its --target."""
+    out = work / f"ours-{method}-{min_cosine}-{runtime}.onnx"
     target = ["--min-cosine", str(min_cosine)] if min_cosine is not None else []
+    target += ["--target", runtime, "--report", str(work / f"report-{method}-{min_cosine}-{runtime}.json")]
     calibration = ["--calibration-method", method] if method else []
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "onnx_lint", "quantize", str(case.model), "-o", str(out),
@@ -230,7 +232,30 @@ def run_ours(case: Case, data: Path, work: Path, method: str | None, min_cosine:
     if done.returncode not in (0, 3):
         return Outcome(False, seconds, (done.stderr.strip().splitlines() or ["?"])[-1][:160])
     notes = ["FP16 only"] if done.returncode == 3 else []
-    return describe(out, case.model, _eval_feeds(case), seconds, "; ".join(notes + [check_note(out, work)]))
+    notes += [zero_point_note(out), top_sensitivity(work / f"report-{method}-{min_cosine}-{runtime}.json")]
+    return describe(out, case.model, _eval_feeds(case), seconds,
+                    "; ".join(n for n in notes + [check_note(out, work)] if n))
+
+
+def zero_point_note(model: Path) -> str:
+    """Whether TensorRT's explicit quantization takes the model's Q/DQ: OL205's own check of the zero-points."""
+    from onnx_lint.model.graphs import iter_scopes
+    from onnx_lint.rules.ol205_qdq_zero_point_type import zero_point_problems
+
+    kinds, _ = zero_point_problems(list(iter_scopes(onnx.load(model))))
+    return "zero-points: all 0" if not kinds else "zero-points: " + ", ".join(
+        f"{len(names)} with {problem}" for problem, names in kinds.items())
+
+
+def top_sensitivity(report: Path) -> str:
+    """The INT8 node the report's sensitivity table puts first, and its share of the error."""
+    import json
+
+    try:
+        nodes = json.loads(report.read_text())["sensitivity"]["nodes"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    return f"most sensitive: {nodes[0]['node']} ({nodes[0]['share']:.0%} of the error)" if nodes else ""
 
 
 def check_note(model: Path, work: Path) -> str:
@@ -266,7 +291,8 @@ def run_modelopt(case: Case, data: Path, work: Path, python: Path) -> Outcome:
         lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
         return Outcome(False, seconds, (lines or ["?"])[-1][:160])
     left = sorted(p.name for p in private.iterdir() if p.name not in (model.name, out.name))
-    return describe(out, case.model, _eval_feeds(case), seconds, f"left {len(left)} extra files" if left else "")
+    notes = [zero_point_note(out)] + ([f"left {len(left)} extra files"] if left else [])
+    return describe(out, case.model, _eval_feeds(case), seconds, "; ".join(notes))
 
 
 def _env() -> dict[str, str]:
@@ -317,6 +343,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--methods", default="",
                         help="add onnx-lint rows with these --calibration-method values (e.g. minmax,entropy)")
     parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--target", default="onnxruntime",
+                        help="onnx-lint's --target for its rows (comma: a set of rows per target, e.g. "
+                             "tensorrt,onnxruntime)")
     parser.add_argument("--smoke", action="store_true",
                         help="tiny run for CI: one committed model, 2+1 samples, onnx-lint only")
     args = parser.parse_args(argv)
@@ -341,7 +370,8 @@ def main(argv: list[str]) -> int:
         np.savez(data, **{k: v[: args.samples] for k, v in case.arrays.items()})
         _EVAL[case.label] = [{k: v[i:i + 1] for k, v in case.arrays.items()}
                              for i in range(args.samples, args.samples + args.eval)]
-        ours = partial(run_ours, case, data, work, None)
+        runtimes = [t for t in args.target.split(",") if t]
+        ours = partial(run_ours, case, data, work, None, None, runtimes[0])
         theirs = partial(run_modelopt, case, data, work, args.modelopt_python)
         pair: dict[str, Outcome] = {}
         # back to back, the order alternating, so that a change of load hits each tool as often
@@ -351,13 +381,17 @@ def main(argv: list[str]) -> int:
                 pair[name] = _timed(run)
         ratio = (pair["theirs"].seconds / pair["ours"].seconds
                  if "theirs" in pair and pair["theirs"].ok and pair["ours"].ok else None)
-        tools: list[tuple[str, Outcome, float | None]] = [("onnx-lint (default)", pair["ours"], ratio)]
+        tools: list[tuple[str, Outcome, float | None]] = [(f"onnx-lint ({runtimes[0]})", pair["ours"], ratio)]
+        for runtime in runtimes[1:]:
+            tools.append((f"onnx-lint ({runtime})", _timed(partial(run_ours, case, data, work, None, None, runtime)),
+                          None))
         for method in filter(None, args.methods.split(",")):
-            tools.append((f"onnx-lint ({method})", _timed(partial(run_ours, case, data, work, method)), None))
+            tools.append((f"onnx-lint ({method})", _timed(partial(run_ours, case, data, work, method, None,
+                                                                  runtimes[0])), None))
         if args.min_cosine is not None:
             target = args.min_cosine
-            tools.append((f"onnx-lint (--min-cosine {target})",
-                          _timed(partial(run_ours, case, data, work, None, target)), None))
+            tools.append((f"onnx-lint ({runtimes[0]}, --min-cosine {target})",
+                          _timed(partial(run_ours, case, data, work, None, target, runtimes[0])), None))
         if "theirs" in pair:
             tools.append(("ModelOpt 0.47 (entropy)", pair["theirs"], None))
         for tool, outcome, factor in tools:

@@ -956,6 +956,9 @@ def test_min_cosine_above_the_fp16_ceiling_refuses_at_once_naming_it(tmp_path):
     assert fallback["ceiling"] < 0.999 and fallback["steps"] == [] and "ranked" not in fallback  # no search ran
     assert f"the FP16-only model already scores {fallback['ceiling']:.6f}" in run.out + run.err
     assert "'Y'" in fallback["stopped"] and "no INT8 placement can reach --min-cosine 0.999" in fallback["stopped"]
+    # the frontier shows why: the first pass and the FP16-only build, both under the target, plotted
+    assert [p["build"] for p in fallback["frontier"]] == ["first pass", "FP16 only"]
+    assert not any(p["met"] for p in fallback["frontier"]) and (tmp_path / "r.frontier.svg").is_file()
 
 
 @pytest.mark.parametrize("name", ["stale_rank0_output", "stale_value_info", "rank0_feeding_reduce_mean",
@@ -1139,15 +1142,15 @@ def test_two_quantize_calls_at_once_in_one_process_leave_it_as_they_found_it(tmp
 
     for model in (conv, mlp):
         quantize(model, tmp_path / f"{model.stem}.alone.onnx")
+    errors: list = []
+
+    def run(model, tag):
+        try:
+            quantize(model, tmp_path / f"{model.stem}.{tag}.onnx")
+        except Exception as exc:  # reported below, with the thread's model
+            errors.append((model.name, exc))
+
     for pair in ([(conv, "a"), (mlp, "a")], [(mlp, "b"), (mlp, "c")]):
-        errors = []
-
-        def run(model, tag):
-            try:
-                quantize(model, tmp_path / f"{model.stem}.{tag}.onnx")
-            except Exception as exc:  # reported below, with the thread's model
-                errors.append((model.name, exc))
-
         threads = [threading.Thread(target=run, args=job) for job in pair]
         for thread in threads:
             thread.start()
@@ -1164,3 +1167,38 @@ def test_two_quantize_calls_at_once_in_one_process_leave_it_as_they_found_it(tmp
             calibrate.CalibraterBase.select_tensors_to_calibrate, calibrate.EntropyCalibrater.collect_data) == ort_state
     print("still printed")  # the caller's prints are not swallowed afterwards
     assert capsys.readouterr().out.endswith("still printed\n")
+
+
+def test_a_node_reading_a_constant_fp16_cannot_hold_stays_fp32_with_the_constant(tmp_path):
+    """A BatchNormalization whose running variance is 1e8 (PP-OCRv4 det has one): FP16 conversion would clamp it
+    to 65504 and scale the output by 39. The node and its Constant stay FP32, the report says why, the output
+    matches FP32, and `check` of the written model does not note the constant quantize kept on purpose."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    rng = np.random.default_rng(0)
+    const = {"scale": np.full(16, 1e4), "bias": np.ones(16), "mean": np.zeros(16), "var": np.full(16, 1e8)}
+    nodes = [h.make_node("Constant", [], [name], value=onnx.numpy_helper.from_array(v.astype(np.float32), name))
+             for name, v in const.items()]
+    nodes += [h.make_node("Conv", ["X", "Wa"], ["a"], name="conv_a", pads=[1, 1, 1, 1]),
+              h.make_node("BatchNormalization", ["a", *const], ["n"], name="norm"),
+              h.make_node("Conv", ["n", "Wb"], ["Y"], name="conv_b")]
+    weights = [onnx.numpy_helper.from_array((rng.standard_normal(s) / 6).astype(np.float32), name)
+               for name, s in (("Wa", (16, 16, 3, 3)), ("Wb", (16, 16, 1, 1)))]
+    graph = h.make_graph(nodes, "bn", [h.make_tensor_value_info("X", T.FLOAT, ["n", 16, 8, 8])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 16, 8, 8])], weights)
+    source = _save(graph, tmp_path / "bn.onnx")
+    np.savez(tmp_path / "c.npz", X=rng.standard_normal((8, 16, 8, 8)).astype(np.float32))
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "q.onnx"), "--calibration-data",
+                      str(tmp_path / "c.npz"), "--report", str(tmp_path / "r.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    report = json.loads((tmp_path / "r.json").read_text())
+    [kept] = report["kept_in_fp32"]["constants"]
+    assert kept["node"] == "norm" and kept["constant"] == "var" and kept["max_abs"] == 1e8
+    assert "reading a constant beyond FP16's 65504" in run.out
+    [output] = report["outputs"]
+    assert output["relative_error"] < 0.05  # clamped to 65504, the variance would scale it by 39
+    check = run_process("check", str(tmp_path / "q.onnx"), "--no-cache", "--output-format", "json", cwd=tmp_path)
+    assert not [d for d in json.loads(check.out) if d["code"] == "OL201"]
+    assert [d["code"] for d in json.loads(run_process("check", str(source), "--no-cache", "--output-format",
+                                                      "json", cwd=tmp_path).out)].count("OL201") == 1

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import onnx
 
 from onnx_lint.quantization.calibration import Sample
@@ -83,3 +84,44 @@ def with_observed_shapes(static: dict[str, list[int]], stats: ActivationStats) -
     merged = dict(stats.shapes)
     merged.update({name: shape for name, shape in static.items() if shape and all(d > 0 for d in shape)})
     return merged
+
+
+FP16_MAX = 65504.0
+
+
+def constants_beyond_fp16(model: onnx.ModelProto, candidates: set[str]) -> list[dict]:
+    """The nodes among ``candidates`` that read a float constant (an initializer or a Constant node's value)
+    beyond FP16's largest value, which FP16 conversion would clamp to 65504 (OL201 reports them): a
+    BatchNormalization whose running variance is 1e8 then normalizes by the wrong number. Each entry:
+    ``{"node", "op_type", "max_abs", "constant", "constant_node"}`` (the Constant node's name, or None for an
+    initializer), largest first. Unnamed Constant nodes get a name, so that FP16 conversion can leave them out."""
+    from onnx import numpy_helper
+
+    initializers = {i.name: i for i in model.graph.initializer}
+    producer = {o: n for n in model.graph.node if n.op_type == "Constant" for o in n.output}
+    peaks: dict[str, float] = {}
+
+    def peak(name: str) -> float:
+        if name not in peaks:
+            tensor = initializers[name] if name in initializers else next(
+                (a.t for a in producer[name].attribute if a.name == "value"), None) if name in producer else None
+            value = 0.0
+            if tensor is not None and tensor.data_type in _FLOATS:
+                array = numpy_helper.to_array(tensor)
+                finite = array[np.isfinite(array)] if array.size else array
+                value = float(np.abs(finite).max()) if finite.size else 0.0
+            peaks[name] = value
+        return peaks[name]
+
+    found = []
+    for index, node in enumerate(model.graph.node):
+        if node.name not in candidates:
+            continue
+        wide = [(name, peak(name)) for name in node.input if name and peak(name) > FP16_MAX]
+        for name, value in wide:
+            constant = producer.get(name)
+            if constant is not None and not constant.name:
+                constant.name = f"onnx_lint_fp32_constant_{index}_{name}"
+            found.append({"node": node.name, "op_type": node.op_type, "max_abs": value, "constant": name,
+                          "constant_node": constant.name if constant is not None else None})
+    return sorted(found, key=lambda entry: -entry["max_abs"])

@@ -7,6 +7,7 @@ report by the CLI and shown inline by the editor's report view, in the theme's c
 
 from __future__ import annotations
 
+import math
 from html import escape
 
 from onnx_lint.quantization.report_parts import FallbackSearch
@@ -41,10 +42,11 @@ def frontier_svg(fallback: FallbackSearch | None) -> str | None:
     for share in (0.0, 0.25, 0.5, 0.75, 1.0):
         parts.append(f'<text x="{x(share):.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle" '
                      f'stroke="none">{share:.0%}</text>')
+    digits = max(4, math.ceil(-math.log10(span / 4)) + 1)  # ticks a quarter of the span apart stay distinct
     for k in range(5):
         cosine = low + span * k / 4
         parts.append(f'<text x="{LEFT - 6}" y="{y(cosine) + 4:.1f}" text-anchor="end" stroke="none">'
-                     f'{cosine:.4f}</text>')
+                     f'{cosine:.{digits}f}</text>')
     parts.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 8}" text-anchor="middle" stroke="none">'
                  'INT8 share of multiply-accumulates</text>')
     parts.append(f'<text x="14" y="{(TOP + HEIGHT - BOTTOM) / 2}" text-anchor="middle" stroke="none" '

@@ -155,12 +155,22 @@ def format_sensitivity(report: QuantizeReport) -> list[str]:
 
 def format_fp32(report: QuantizeReport) -> list[str]:
     kept = report.kept_in_fp32
-    if kept is None or not kept.nodes:
+    if kept is None:
         return []
-    shown = ", ".join(f"{safe_text(n.node)} ({n.op_type}, {n.max_abs:.3g})" for n in kept.nodes[:3])
-    more = f" and {len(kept.nodes) - 3} more" if len(kept.nodes) > 3 else ""
-    return [f"  kept in FP32: {len(kept.nodes)} node(s) whose outputs exceed {kept.threshold:g} on the "
-            f"validation samples (largest: {shown}{more}); FP16 overflows on sums and products of values this large"]
+    lines = []
+    if kept.nodes:
+        shown = ", ".join(f"{safe_text(n.node)} ({n.op_type}, {n.max_abs:.3g})" for n in kept.nodes[:3])
+        more = f" and {len(kept.nodes) - 3} more" if len(kept.nodes) > 3 else ""
+        lines.append(f"  kept in FP32: {len(kept.nodes)} node(s) whose outputs exceed {kept.threshold:g} on the "
+                     f"validation samples (largest: {shown}{more}); FP16 overflows on sums and products of values "
+                     "this large")
+    if kept.constants:
+        shown = ", ".join(f"{safe_text(n.node)} ({n.op_type}, reads '{safe_text(n.constant or '')}' up to "
+                          f"{n.max_abs:.3g})" for n in kept.constants[:3])
+        more = f" and {len(kept.constants) - 3} more" if len(kept.constants) > 3 else ""
+        lines.append(f"  kept in FP32: {len(kept.constants)} node(s) reading a constant beyond FP16's 65504 "
+                     f"(OL201: FP16 would clamp it): {shown}{more}")
+    return lines
 
 
 def _method(calibration: dict) -> str:

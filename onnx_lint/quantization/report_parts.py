@@ -54,19 +54,24 @@ class WideActivation:
     node: str
     op_type: str
     max_abs: float
+    constant: str | None = None  # the constant beyond FP16's range it reads; None: its own output is wide
 
 
 @dataclass
 class Fp32Placement:
-    """Nodes kept FP32 because their measured outputs exceed what FP16 holds safely."""
+    """Nodes kept FP32: their measured outputs exceed what FP16 holds safely, or they read a constant FP16
+    cannot hold at all."""
 
     threshold: float
     reason: str
     nodes: list[WideActivation]
+    constants: list[WideActivation] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"threshold": self.threshold, "reason": self.reason,
-                "nodes": [{"node": n.node, "op_type": n.op_type, "max_abs": n.max_abs} for n in self.nodes]}
+                "nodes": [{"node": n.node, "op_type": n.op_type, "max_abs": n.max_abs} for n in self.nodes],
+                "constants": [{"node": n.node, "op_type": n.op_type, "max_abs": n.max_abs, "constant": n.constant}
+                              for n in self.constants]}
 
 
 @dataclass

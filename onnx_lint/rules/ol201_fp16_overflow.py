@@ -16,6 +16,11 @@ not flagged: they flush to zero with no effect worth a warning.
 Only what the file proves is reported: values stored in external data are not
 read (linting never opens weight files), and activations are not guessed.
 
+`onnx-lint quantize` keeps the nodes that read such a constant (and the
+constant) in FP32 by itself, and its report lists them; a model it wrote,
+recognised by its `onnx_lint.quantized` record with the Q/DQ it lists, is not
+noted again for the constants it kept.
+
 Not flagged, by design: the fill value of a `ConstantOfShape` (transformer
 exports write `torch.finfo(float32).min`, -3.4e38, or -1e9 there to build
 attention masks). ONNX Runtime's FP16 converter clamps it to -65504, and a
@@ -58,8 +63,8 @@ from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic, Location, Severity
 from onnx_lint.lint.rule_api import Rule
 from onnx_lint.model.graphs import GraphScope
-from onnx_lint.model.tensors import ConstantTensor, constant_nodes, consumers
-from onnx_lint.rules.helpers import node_label
+from onnx_lint.model.tensors import ConstantTensor, constant_nodes, consumers, qdq_nodes
+from onnx_lint.rules.helpers import node_label, quantize_record_note
 
 FP16_MAX = 65504.0
 FP16_TINY = 2.0**-25  # values below half the smallest subnormal round to zero
@@ -169,6 +174,8 @@ class Fp16Overflow(Rule):
     reads_annotations = False
 
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
+        if quantize_record_note(ctx.model, sum(1 for _ in qdq_nodes(ctx.scopes))) is None:
+            return  # onnx-lint quantize wrote it, keeping what reads these constants in FP32 (its report says so)
         for scope in ctx.scopes:
             readers = None
             for const in suspect_constants(scope):

@@ -52,7 +52,10 @@ def _ceiling_below_target(run: QuantizeRun, target: float) -> bool:
     if ceiling >= target:
         return False
     short = ", ".join(f"'{o.name}' {o.cosine:.6f}" for o in ceiling_outputs if not (o.finite and o.cosine >= target))
-    search.target, search.start_cosine = target, worst(run.outputs)
+    _, first = run.built()
+    search.target, search.start_cosine, search.start_int8_mac_share = target, worst(run.outputs), _share(run, first)
+    # the frontier shows why: the first pass and the FP16-only build, both below the target
+    search.frontier.insert(0, FrontierPoint(search.start_int8_mac_share, search.start_cosine, "first pass", False))
     search.stopped = (f"the FP16-only model already scores {ceiling:.6f} (outputs below the target: {short}), so no "
                       f"INT8 placement can reach --min-cosine {target}")
     return True
