@@ -1202,3 +1202,26 @@ def test_a_node_reading_a_constant_fp16_cannot_hold_stays_fp32_with_the_constant
     assert not [d for d in json.loads(check.out) if d["code"] == "OL201"]
     assert [d["code"] for d in json.loads(run_process("check", str(source), "--no-cache", "--output-format",
                                                       "json", cwd=tmp_path).out)].count("OL201") == 1
+
+
+def test_a_nodes_error_alone_is_what_a_model_with_only_it_in_int8_shows(tmp_path):
+    """Ground truth for the sensitivity table: quantizing the outlier model with every other MatMul excluded
+    gives, per node, about the cosine the table reports for it alone: the table measures INT8's error in FP32
+    arithmetic on four of the sixteen validation samples; the real build adds FP16's rounding, far smaller here."""
+    source = outlier_model(tmp_path / "outlier.onnx")
+    np.savez(tmp_path / "c.npz", X=np.random.default_rng(3).standard_normal((16, 16)).astype(np.float32))
+    common = ["--calibration-data", str(tmp_path / "c.npz"), "--calibration-method", "minmax", "-q",
+              "--int8-output-layers", "--int8-small-layers"]
+    run = run_process("quantize", str(source), "-o", str(tmp_path / "all.onnx"), *common, "--report",
+                      str(tmp_path / "all.json"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    table = {n["node"]: n for n in json.loads((tmp_path / "all.json").read_text())["sensitivity"]["nodes"]}
+    names = [f"mm{k}" for k in range(8)]
+    assert set(table) == set(names)
+    for node in ("mm4", "mm0", "mm7"):
+        others = ",".join(n for n in names if n != node)
+        alone = run_process("quantize", str(source), "-o", str(tmp_path / f"{node}.onnx"), *common,
+                            "--exclude-nodes", others, "--report", str(tmp_path / f"{node}.json"), cwd=tmp_path)
+        assert alone.code == 0, alone.err
+        cosine = json.loads((tmp_path / f"{node}.json").read_text())["outputs"][0]["cosine_similarity"]
+        assert 1 - cosine == pytest.approx(table[node]["error"], rel=0.3, abs=2e-5), node
