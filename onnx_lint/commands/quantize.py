@@ -67,8 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                         default=300.0,
                         help="time the --min-cosine fallback may spend building and validating (default 300)")
     parser.add_argument("--sensitivity-time", dest="sensitivity_seconds", type=float, default=120.0,
-                        help="time to measure the error each INT8 node causes alone at the outputs (default 120; "
-                             "0: not measured)")
+                        help="at most this many seconds to measure the error each INT8 node causes alone at the "
+                             "outputs (default 120 with --min-cosine; without, a quarter of the time the run took so "
+                             "far, up to this; 0: not measured)")
     parser.add_argument("--report", help="write the report as JSON to this file (with --min-cosine, the frontier "
                                          "plot goes beside it: FILE.frontier.svg)")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress output")

@@ -18,8 +18,10 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from onnx_lint.quantization.build import save
 from onnx_lint.quantization.calibration import Sample
-from onnx_lint.quantization.measure_runs import measure
+from onnx_lint.quantization.measure_runs import activation_stats
+from onnx_lint.quantization.validation import RuntimeFailure
 
 # Above this magnitude a node's output stays FP32 (ModelOpt AutoCast's default ``data_max``).
 FP16_DATA_MAX = 512.0
@@ -36,10 +38,10 @@ class ActivationStats:
     note: str | None = None  # why nothing was observed, when nothing was
 
 
-def observe(fp32: onnx.ModelProto, samples: list[Sample], work: Path, timeout: float = 600.0) -> ActivationStats:
+def observe(fp32: onnx.ModelProto, samples: list[Sample], work: Path) -> ActivationStats:
     """Run ``fp32`` on up to ``SAMPLES`` samples with every node output exposed; its statistics. A model that
-    cannot run so (it ran for calibration, so this is rare: a crash with many outputs) gives empty stats with
-    a note, never an error: placement and coverage then fall back to what static shapes say."""
+    cannot run so gives empty stats with a note, never an error: placement and coverage then fall back to what
+    static shapes say."""
     exposed = onnx.ModelProto()
     exposed.CopyFrom(fp32)
     present = {o.name for o in exposed.graph.output}
@@ -48,21 +50,16 @@ def observe(fp32: onnx.ModelProto, samples: list[Sample], work: Path, timeout: f
              if o and o not in present and declared.get(o, onnx.TensorProto.FLOAT) in _FLOATS]
     exposed.graph.output.extend(onnx.ValueInfoProto(name=n) for n in dict.fromkeys(names))
     path = work / "observe.onnx"
-    onnx.save_model(exposed, path)
-    from onnx_lint.quantization.validation import RuntimeFailure
-
+    save(exposed, path)
     try:
-        outcome = measure(path, samples[:SAMPLES], {"mode": "stats"}, timeout=timeout,
-                          what="FP32 model with its activations exposed")
+        found = activation_stats(path, samples[:SAMPLES])
     except RuntimeFailure as exc:
         return ActivationStats(note=str(exc))
     finally:
         path.unlink(missing_ok=True)
-    found = next((line["stats"] for line in outcome.lines if "stats" in line), None)
-    if found is None:
-        return ActivationStats(note=outcome.stopped or "no statistics came back")
-    return ActivationStats({name: float(v[0]) for name, v in found.items()},
-                           {name: [int(d) for d in v[2]] for name, v in found.items()})
+        path.with_name(path.name + ".data").unlink(missing_ok=True)
+    return ActivationStats({name: peak for name, (peak, _) in found.items()},
+                           {name: shape for name, (_, shape) in found.items()})
 
 
 def beyond_fp16(fp32: onnx.ModelProto, stats: ActivationStats, candidates: set[str],

@@ -7,6 +7,7 @@ The pipeline (``pipeline.py``) is a list of stages, each a function of this one 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ class QuantizeRun:
     report: QuantizeReport
     source_name: str | None = None  # the source the written model records, when ``source`` is a temporary copy
     on_written: Callable[[Path], None] | None = None
+    started: float = field(default_factory=time.monotonic)  # when the run began (stages budget their time by it)
     # repair
     model: onnx.ModelProto = field(default_factory=onnx.ModelProto)  # the repaired FP32 model, opset raised
     diagnostics: list[Diagnostic] = field(default_factory=list)

@@ -30,8 +30,9 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from onnx_lint.quantization.build import save
 from onnx_lint.quantization.calibration import Sample
-from onnx_lint.quantization.measure_runs import measure
+from onnx_lint.quantization.measure_runs import masked_cosines
 
 MASK = "onnx_lint_int8_mask"
 
@@ -176,36 +177,31 @@ def _fake_quantized(tag: str, original: str, dq: onnx.NodeProto, q_inits: dict, 
 def measure_sensitivity(fp32: onnx.ModelProto, quantized: onnx.ModelProto, int8_nodes: list[str],
                         samples: list[Sample], work: Path, macs: dict[str, int], budget: float) -> Sensitivity:
     """Each INT8 node's error alone at the outputs (largest multiply-accumulates first, within ``budget``
-    seconds). ``RuntimeFailure`` when the masked model cannot run at all."""
+    seconds), in this process (``measure_runs.py``). ``RuntimeFailure`` when the masked model cannot run."""
     model, nodes = masked_model(fp32, quantized, int8_nodes)
     found = Sensitivity(samples=len(samples))
     found.not_measured = [n for n in int8_nodes if n not in nodes]
     if not nodes or not samples:
         return found
     path = work / "sensitivity.onnx"
-    onnx.save_model(model, path)
+    save(model, path)
     order = sorted(range(len(nodes)), key=lambda k: (-macs.get(nodes[k], 0), k))
     outputs = [o.name for o in fp32.graph.output]
-    request = {"mode": "masks", "mask": MASK, "nodes": nodes, "order": order, "outputs": outputs, "budget": budget}
     try:
-        outcome = measure(path, samples, request, timeout=budget + 120.0, what="masked FP32 model")
+        measured = masked_cosines(path, samples, MASK, len(nodes), order, outputs, budget)
     finally:
         path.unlink(missing_ok=True)
+        path.with_name(path.name + ".data").unlink(missing_ok=True)
     op_types = {n.name: n.op_type for n in fp32.graph.node}
-    seen = set()
-    for line in outcome.lines:
-        if "all" in line:
-            found.all_int8_cosine = _worst(line["all"])
-            found.samples = int(line["samples"])
-        elif "node" in line:
-            name = nodes[int(line["node"])]
-            seen.add(name)
-            found.nodes.append(NodeSensitivity(name, op_types.get(name, "?"), _worst(line["cosines"]),
-                                               macs.get(name, 0)))
-    missing = [n for n in nodes if n not in seen]
+    found.samples = measured.samples
+    found.all_int8_cosine = _worst(measured.all_int8)
+    for k, cosines in measured.per_node.items():
+        found.nodes.append(NodeSensitivity(nodes[k], op_types.get(nodes[k], "?"), _worst(cosines),
+                                           macs.get(nodes[k], 0)))
+    missing = [n for k, n in enumerate(nodes) if k not in measured.per_node]
     found.not_measured += missing
     if missing:
-        found.stopped = outcome.stopped or f"time budget of {budget:.0f} s spent"
+        found.stopped = f"time budget of {budget:.0f} s spent"
     return found
 
 

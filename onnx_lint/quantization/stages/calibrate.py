@@ -10,7 +10,7 @@ from onnx_lint.base.errors import one_line
 from onnx_lint.base.progress import Cancelled
 from onnx_lint.lint.diagnostics import Diagnostic
 from onnx_lint.quantization.options import QuantizeError, quantized_op_types
-from onnx_lint.quantization.ranges import calibrate
+from onnx_lint.quantization.ranges import AUTO_METHODS, AUTO_METHODS_SYMMETRIC, calibrate
 from onnx_lint.quantization.run_state import QuantizeRun
 from onnx_lint.quantization.validation import RuntimeFailure, run_in_process
 from onnx_lint.rules.registry import UntypedAfterShapeInference
@@ -32,7 +32,9 @@ def calibrate_ranges(run: QuantizeRun) -> None:
             run.caches, reference = calibrate(run.fp32, run.samples, options.calibration_method, run.op_types,
                                               run.work, run.progress, run.external,
                                               [o.name for o in model.graph.output], len(run.checked),
-                                              inputs_only=not options.output_qdq)
+                                              inputs_only=not options.output_qdq,
+                                              auto_methods=AUTO_METHODS_SYMMETRIC if options.symmetric_activations
+                                              else AUTO_METHODS)
         except Cancelled:
             raise
         except Exception as exc:

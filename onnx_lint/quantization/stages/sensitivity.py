@@ -7,6 +7,8 @@ build shares, so the figures hold for the model written whatever the fallback mo
 
 from __future__ import annotations
 
+import time
+
 from onnx_lint.quantization.coverage import node_macs
 from onnx_lint.quantization.run_state import QuantizeRun
 from onnx_lint.quantization.sensitivity import measure_sensitivity
@@ -16,6 +18,9 @@ from onnx_lint.quantization.validation import RuntimeFailure
 # an accuracy target's choices rest on the ranking, which then gets as many as the time budget allows.
 REPORT_SAMPLES = 4
 TARGET_SAMPLES = 16
+# Without a target the figures only inform, so they may cost at most this share of the time the run took so far
+# (at least a second; measured nodes largest first, the rest listed as not measured).
+REPORT_TIME_SHARE = 0.25
 
 
 def measure_nodes(run: QuantizeRun) -> None:
@@ -27,9 +32,12 @@ def measure_nodes(run: QuantizeRun) -> None:
     macs = {n.name: node_macs(n, run.shapes, weights) or 0 for n in run.model.graph.node if n.name in set(int8)}
     run.progress.stage(f"Measuring the error each of {len(int8)} INT8 nodes causes alone", 1)
     try:
-        samples = run.checked[:TARGET_SAMPLES if run.options.min_cosine is not None else REPORT_SAMPLES]
-        run.sensitivity = measure_sensitivity(run.model, best.model, int8, samples, run.work, macs,
-                                              run.options.sensitivity_seconds)
+        targeted = run.options.min_cosine is not None
+        budget = run.options.sensitivity_seconds
+        if not targeted:
+            budget = min(budget, max(1.0, REPORT_TIME_SHARE * (time.monotonic() - run.started)))
+        samples = run.checked[:TARGET_SAMPLES if targeted else REPORT_SAMPLES]
+        run.sensitivity = measure_sensitivity(run.model, best.model, int8, samples, run.work, macs, budget)
     except RuntimeFailure as exc:
         run.report.warnings.append(f"the error each INT8 node causes was not measured: {exc}")
     run.progress.advance()
