@@ -1,5 +1,6 @@
 """The accuracy/coverage frontier as an SVG plot: INT8 share of the multiply-accumulates across, worst-output
-cosine up, one point per build the ``--min-cosine`` search tried, the target as a dashed line.
+cosine up, one point per build the ``--min-cosine`` search validated (large) or the masked model predicted
+(small, dotted line), the target as a dashed line.
 
 Hand-written SVG (a few dozen elements) rather than a plotting library: the plot is written beside the JSON
 report by the CLI and shown inline by the editor's report view, in the theme's colours (``currentColor``).
@@ -57,12 +58,20 @@ def frontier_svg(fallback: FallbackSearch | None) -> str | None:
         parts.append(f'<text x="{WIDTH - RIGHT}" y="{y(target) - 4:.1f}" text-anchor="end" stroke="none">'
                      f'target {target:g}</text>')
     ordered = sorted(points, key=lambda p: p["int8_mac_share"])
-    path = " ".join(f"{x(p['int8_mac_share']):.1f},{y(p['cosine']):.1f}" for p in ordered)
-    parts.append(f'<polyline points="{path}" fill="none" opacity="0.4"/>')
+    for kind, dash in ((True, ' stroke-dasharray="2 3"'), (False, "")):
+        line = [p for p in ordered if bool(p.get("predicted")) == kind]
+        if len(line) > 1:
+            path = " ".join(f"{x(p['int8_mac_share']):.1f},{y(p['cosine']):.1f}" for p in line)
+            parts.append(f'<polyline points="{path}" fill="none" opacity="0.4"{dash}/>')
     for p in ordered:
         label = escape(f"{p['build']}: INT8 {p['int8_mac_share']:.1%}, cosine {p['cosine']:.6f}")
         fill = "currentColor" if p["met"] else "none"
-        parts.append(f'<circle cx="{x(p["int8_mac_share"]):.1f}" cy="{y(p["cosine"]):.1f}" r="4" fill="{fill}" '
-                     f'class="{"met" if p["met"] else "missed"}"><title>{label}</title></circle>')
+        radius, opacity = (2.5, "0.5") if p.get("predicted") else (4, "1")
+        parts.append(f'<circle cx="{x(p["int8_mac_share"]):.1f}" cy="{y(p["cosine"]):.1f}" r="{radius}" '
+                     f'fill="{fill}" opacity="{opacity}" class="{"met" if p["met"] else "missed"}'
+                     f'{" predicted" if p.get("predicted") else ""}"><title>{label}</title></circle>')
+    parts.append(f'<text x="{WIDTH - RIGHT}" y="{TOP - 8}" text-anchor="end" stroke="none" opacity="0.8">'
+                 'large dots: builds validated; small: predicted by the masked model; filled: meets the target'
+                 '</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

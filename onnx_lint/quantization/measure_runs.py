@@ -60,36 +60,28 @@ def activation_stats(model: Path, samples: list[Sample]) -> dict[str, tuple[floa
     return stats
 
 
-@dataclass
-class MaskedCosines:
-    samples: int  # the samples every node was measured on
-    all_int8: dict[str, float]  # per output, every mask entry on
-    per_node: dict[int, dict[str, float]]  # per mask entry measured, per output, that entry alone on
-    stopped: bool  # the budget ran out before every entry was measured
+class MaskedRunner:
+    """One session of the masked FP32 model (``sensitivity.py``): the worst cosine of its outputs with FP32 for a
+    mask, on the first ``used`` samples. The all-zeros mask computes the FP32 model: the reference."""
 
+    def __init__(self, model: Path, samples: list[Sample], mask: str, count: int, outputs: list[str]) -> None:
+        self.what = "masked FP32 model"
+        self.session = _session(model, self.what)
+        self.samples, self.mask, self.count, self.outputs = samples, mask, count, outputs
+        started = time.monotonic()
+        self.reference = self._run(np.zeros(count, np.float32), len(samples))
+        self.per_run = (time.monotonic() - started) / max(1, len(samples))
+        self.used = len(samples)
 
-def masked_cosines(model: Path, samples: list[Sample], mask: str, count: int, order: list[int], outputs: list[str],
-                   budget: float) -> MaskedCosines:
-    """Per mask entry (in ``order``), the cosine of each output with the all-zeros mask's (FP32) outputs when
-    that entry alone is 1; on as many ``samples`` as ``budget`` seconds allow for every entry (at least 2)."""
-    what = "masked FP32 model"
-    session = _session(model, what)
-    started = time.monotonic()
-    deadline = started + budget
+    def _run(self, values: np.ndarray, used: int) -> dict[str, list[np.ndarray]]:
+        runs = list(_runs(self.session, [{**feed, self.mask: values} for feed in self.samples[:used]], self.what))
+        return {o: [np.asarray(r[o], np.float64).ravel() for r in runs] for o in self.outputs}
 
-    def masked(values: np.ndarray, feeds: list[Sample]) -> dict[str, list[np.ndarray]]:
-        runs = list(_runs(session, [{**feed, mask: values} for feed in feeds], what))
-        return {o: [np.asarray(r[o], np.float64).ravel() for r in runs] for o in outputs}
-
-    reference = masked(np.zeros(count, np.float32), samples)
-    per_run = (time.monotonic() - started) / max(1, len(samples))
-    used = max(min(len(samples), 2), min(len(samples), int(budget / max(1e-6, per_run * count))))
-    feeds = samples[:used]
-
-    def cosines(got: dict[str, list[np.ndarray]]) -> dict[str, float]:
+    def cosines(self, values: np.ndarray) -> dict[str, float]:
+        got = self._run(values, self.used)
         found = {}
-        for o in outputs:
-            a, b = np.concatenate(reference[o][:used]), np.concatenate(got[o])
+        for o in self.outputs:
+            a, b = np.concatenate(self.reference[o][:self.used]), np.concatenate(got[o])
             if not np.all(np.isfinite(b)):
                 found[o] = -1.0
                 continue
@@ -97,12 +89,33 @@ def masked_cosines(model: Path, samples: list[Sample], mask: str, count: int, or
             found[o] = float(np.dot(a, b) / norm) if norm > 0 else (1.0 if np.allclose(a, b) else 0.0)
         return found
 
-    result = MaskedCosines(used, cosines(masked(np.ones(count, np.float32), feeds)), {}, False)
+    def worst(self, values: np.ndarray) -> float:
+        return min((v for v in self.cosines(values).values()), default=1.0)
+
+
+@dataclass
+class MaskedCosines:
+    samples: int  # the samples every node was measured on
+    all_int8: dict[str, float]  # per output, every mask entry on
+    per_node: dict[int, dict[str, float]]  # per mask entry measured, per output, that entry alone on
+    stopped: bool  # the budget ran out before every entry was measured
+    runner: MaskedRunner  # the session, for the accuracy target's search
+
+
+def masked_cosines(model: Path, samples: list[Sample], mask: str, count: int, order: list[int], outputs: list[str],
+                   budget: float) -> MaskedCosines:
+    """Per mask entry (in ``order``), the cosine of each output with the all-zeros mask's (FP32) outputs when
+    that entry alone is 1; on as many ``samples`` as ``budget`` seconds allow for every entry (at least 2)."""
+    started = time.monotonic()
+    runner = MaskedRunner(model, samples, mask, count, outputs)
+    deadline = started + budget
+    runner.used = max(min(len(samples), 2), min(len(samples), int(budget / max(1e-6, runner.per_run * count))))
+    result = MaskedCosines(runner.used, runner.cosines(np.ones(count, np.float32)), {}, False, runner)
     for k in order:
         if time.monotonic() > deadline:
             result.stopped = True
             break
         values = np.zeros(count, np.float32)
         values[k] = 1.0
-        result.per_node[k] = cosines(masked(values, feeds))
+        result.per_node[k] = runner.cosines(values)
     return result

@@ -82,9 +82,11 @@ class FrontierPoint:
     cosine: float
     build: str  # "first pass", "FP16 only", "12 node(s) in FP16"
     met: bool  # meets the accuracy target
+    predicted: bool = False  # the masked model's prediction (INT8's error alone), not a build's validation
 
     def to_json(self) -> dict:
-        return {"int8_mac_share": self.int8_mac_share, "cosine": self.cosine, "build": self.build, "met": self.met}
+        return {"int8_mac_share": self.int8_mac_share, "cosine": self.cosine, "build": self.build, "met": self.met,
+                "predicted": self.predicted}
 
 
 @dataclass

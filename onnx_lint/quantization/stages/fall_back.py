@@ -84,6 +84,7 @@ def _search(run: QuantizeRun, target: float) -> None:
                                errors[name] / max(1, lost.get(name, 0)) if name in errors else None)
                     for name in order]
     tried: dict[int, tuple[Build, list[OutputAgreement], float, str]] = {}
+    every_range: set[int] = set()  # the prefixes built with each calibration's ranges
 
     def moved(count: int) -> list[str]:
         names: list[str] = []
@@ -95,9 +96,18 @@ def _search(run: QuantizeRun, target: float) -> None:
         return names
 
     def evaluate(count: int) -> bool:
+        # the search's first build tries each calibration (once an outlier's nodes are out of INT8, other
+        # ranges may win) and the rest use the winner's; the mix kept is built once more with each
         names = moved(count)
-        method, candidate, outputs, _ = best_calibration(builder, run.caches, first.excluded | frozenset(names),
-                                                         report)
+        if not tried and len(run.caches) > 1:
+            every_range.add(count)
+            method, candidate, outputs, _ = best_calibration(builder, run.caches, first.excluded | frozenset(names),
+                                                             report)
+        else:
+            kept_before = list(report.kept_in_float)
+            candidate, outputs = builder.make(first.excluded | frozenset(names))
+            report.kept_in_float = kept_before
+            method = builder.settings.method
         share, cosine = _share(run, candidate), worst(outputs)
         tried[count] = (candidate, outputs, share, method)
         met = cosine >= target
@@ -113,18 +123,30 @@ def _search(run: QuantizeRun, target: float) -> None:
         math.log2(len(order) + 1)) * 2)
     low, high = 0, None  # the longest prefix known to miss, the shortest known to meet
     count = _predicted(order, errors, start, target)
+    ceiling = search.ceiling
+    predicted = _masked_prediction(run, first, moved, len(order), target, ceiling, search)
+    hint = 0  # the longest prefix the masked model predicts to miss: a prediction with the first pass's ranges
+    if predicted is not None:  # the masked model names the prefix; builds confirm it
+        hint, count = predicted
+    budget_note = f"time budget of {options.fallback_seconds:.0f} s spent"
     while high is None and low < len(order):
         if time.monotonic() > deadline:
-            search.stopped = f"time budget of {options.fallback_seconds:.0f} s spent"
+            search.stopped = budget_note
             break
         if evaluate(count):
             high = count
         else:
             low = count
-            count = min(len(order), max(count + 1, 2 * count))
-    while high is not None and high - low > 1:
+            count = min(len(order), max(count + 1, count + (count + 1) // 2 if predicted else 2 * count))
+    if high is not None and low < hint < high and time.monotonic() <= deadline:
+        # other ranges can meet the target where the prediction missed: the hint is tried, then bisected below
+        if evaluate(hint):
+            high = hint
+        else:
+            low = hint
+    while high is not None and high - low > 1 and (predicted is None or len(tried) < PREDICTED_BUILDS):
         if time.monotonic() > deadline:
-            search.stopped = f"time budget of {options.fallback_seconds:.0f} s spent"
+            search.stopped = budget_note
             break
         middle = (low + high) // 2
         if evaluate(middle):
@@ -137,6 +159,11 @@ def _search(run: QuantizeRun, target: float) -> None:
         keep = max(tried, key=lambda c: worst(tried[c][1]), default=None)
     if keep is not None and (high is not None or worst(tried[keep][1]) > start):
         candidate, outputs, share, method = tried[keep]
+        if len(run.caches) > 1 and keep not in every_range:  # the mix kept, with each calibration's ranges
+            method, candidate, outputs, _ = best_calibration(builder, run.caches, candidate.excluded, report)
+            share = _share(run, candidate)
+            search.frontier.append(FrontierPoint(share, worst(outputs), f"{len(moved(keep))} node(s) in FP16, "
+                                                 f"{method} ranges", worst(outputs) >= target))
         if len(run.caches) > 1:
             report.calibration["chosen"] = method
         run.best, run.outputs = candidate, outputs
@@ -145,6 +172,49 @@ def _search(run: QuantizeRun, target: float) -> None:
     _, kept = run.built()
     report.kept_in_float.append({"reason": f"accuracy: --min-cosine {target}",
                                  "nodes": sorted(set(kept.excluded) - set(first.excluded))})
+
+
+PREDICTED_BUILDS = 4  # with the masked model's prediction, the builds the search makes before it settles
+
+
+def _masked_prediction(run: QuantizeRun, first: Build, moved, count: int, target: float,  # noqa: ANN001
+                       ceiling: float, search: FallbackSearch) -> tuple[int, int] | None:
+    """The prefix of the ranking the masked model predicts meets the target with room for FP16's own error
+    (the FP16-only build's), found by bisection at one session run per sample each: ``(longest prefix predicted
+    to miss, shortest predicted to meet)``; every prediction is a frontier point. None without the masked
+    model."""
+    sensitivity = run.sensitivity
+    if sensitivity is None or sensitivity.runner is None:
+        return None
+    int8 = set(first.int8_nodes())
+    weights = {i.name: tuple(i.dims) for i in run.model.graph.initializer}
+    nodes = {n.name: n for n in run.model.graph.node if n.name}
+    macs = {name: node_macs(nodes[name], run.shapes, weights) or 0 for name in int8 if name in nodes
+            and nodes[name].op_type in HEAD_OPS}
+    coverage = int8_coverage(run.model, first.model, run.sample_shapes, [], run.shapes)
+    total = max(1, int(coverage["macs"]))
+    goal = min(1.0, target + max(0.0, 1.0 - ceiling))
+    cache: dict[int, float] = {}
+
+    def cosine(prefix: int) -> float:
+        if prefix not in cache:
+            names = set(moved(prefix))
+            value = sensitivity.predicted(int8 - names)
+            cache[prefix] = value if value is not None else -1.0
+            share = coverage["int8_mac_share"] - sum(macs.get(n, 0) for n in names) / total
+            search.frontier.append(FrontierPoint(max(0.0, share), cache[prefix], f"{len(names)} node(s) in FP16, "
+                                                 "predicted (INT8 alone, FP32 arithmetic)", cache[prefix] >= target,
+                                                 predicted=True))
+        return cache[prefix]
+
+    low, high = 0, count
+    while high - low > 1:
+        middle = (low + high) // 2
+        if cosine(middle) >= goal:
+            high = middle
+        else:
+            low = middle
+    return low, high
 
 
 def _predicted(order: list[str], errors: dict[str, float], start: float, target: float) -> int:

@@ -56,6 +56,7 @@ def describe(run: QuantizeRun) -> None:
                                         "(QLinearConcat) that take only float32 scales"}
     if run.sensitivity is not None:
         run.sensitivity.written_int8 = frozenset(int8_nodes)
+        run.sensitivity.runner = None  # its ONNX Runtime session is not kept with the report
         report.sensitivity = run.sensitivity
 
 
