@@ -84,7 +84,6 @@ def _search(run: QuantizeRun, target: float) -> None:
                                errors[name] / max(1, lost.get(name, 0)) if name in errors else None)
                     for name in order]
     tried: dict[int, tuple[Build, list[OutputAgreement], float, str]] = {}
-    every_range: set[int] = set()  # the prefixes built with each calibration's ranges
 
     def moved(count: int) -> list[str]:
         names: list[str] = []
@@ -97,10 +96,9 @@ def _search(run: QuantizeRun, target: float) -> None:
 
     def evaluate(count: int) -> bool:
         # the search's first build tries each calibration (once an outlier's nodes are out of INT8, other
-        # ranges may win) and the rest use the winner's; the mix kept is built once more with each
+        # ranges may win) and the rest use the winner's
         names = moved(count)
         if not tried and len(run.caches) > 1:
-            every_range.add(count)
             method, candidate, outputs, _ = best_calibration(builder, run.caches, first.excluded | frozenset(names),
                                                              report)
         else:
@@ -159,11 +157,6 @@ def _search(run: QuantizeRun, target: float) -> None:
         keep = max(tried, key=lambda c: worst(tried[c][1]), default=None)
     if keep is not None and (high is not None or worst(tried[keep][1]) > start):
         candidate, outputs, share, method = tried[keep]
-        if len(run.caches) > 1 and keep not in every_range:  # the mix kept, with each calibration's ranges
-            method, candidate, outputs, _ = best_calibration(builder, run.caches, candidate.excluded, report)
-            share = _share(run, candidate)
-            search.frontier.append(FrontierPoint(share, worst(outputs), f"{len(moved(keep))} node(s) in FP16, "
-                                                 f"{method} ranges", worst(outputs) >= target))
         if len(run.caches) > 1:
             report.calibration["chosen"] = method
         run.best, run.outputs = candidate, outputs
