@@ -202,15 +202,28 @@ def evaluate(reference: Path, candidate: Path,
     return cosine, relative, top1, note
 
 
+def int8_coverage(reference: Path, model: onnx.ModelProto, feeds: list[dict[str, np.ndarray]]) -> dict:
+    """onnx-lint's INT8 share of the MACs for either tool's output, at the shapes an FP32 run on ``feeds`` sees
+    (``activations.observe``) where ONNX inference cannot size a node, as onnx-lint's own report counts."""
+    import tempfile
+
+    from onnx_lint.quantization.activations import observe, with_observed_shapes
+    from onnx_lint.quantization.coverage import int8_coverage as coverage
+    from onnx_lint.quantization.placement import inferred_shapes
+
+    fp32 = onnx.load(reference)
+    shapes = {name: tuple(value.shape) for name, value in feeds[0].items()} if feeds else {}
+    with tempfile.TemporaryDirectory() as work:
+        seen = with_observed_shapes(inferred_shapes(fp32, shapes), observe(fp32, feeds, Path(work)))
+    return coverage(fp32, model, shapes, [], seen)
+
+
 def describe(path: Path, reference: Path, feeds: list[dict[str, np.ndarray]], seconds: float, note: str) -> Outcome:
     model = onnx.load(path, load_external_data=False)
     qdq = sum(1 for n in model.graph.node if n.op_type in ("QuantizeLinear", "DequantizeLinear"))
     size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*")) / 2**20
     cosine, relative, top1, load_note = evaluate(reference, path, feeds)
-    from onnx_lint.quantization.coverage import int8_coverage
-
-    shapes = {name: tuple(value.shape) for name, value in feeds[0].items()} if feeds else {}
-    coverage = int8_coverage(onnx.load(reference, load_external_data=False), model, shapes, [])
+    coverage = int8_coverage(reference, model, feeds[:1])
     share = coverage["int8_mac_share"] if coverage["macs"] else float("nan")  # nan: no compute node's shape known
     return Outcome(True, seconds, "; ".join(x for x in (note, load_note) if x), cosine, relative, qdq, size, share,
                    top1)
