@@ -68,8 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="time the --min-cosine fallback may spend building and validating (default 300)")
     parser.add_argument("--sensitivity-time", dest="sensitivity_seconds", type=float, default=120.0,
                         help="at most this many seconds to measure the error each INT8 node causes alone at the "
-                             "outputs (default 120 with --min-cosine; without, a quarter of the time the run took so "
-                             "far, up to this; 0: not measured)")
+                             "outputs (default 120; within that, as long as the run took so far with --min-cosine, a "
+                             "quarter of it without; 0: not measured)")
     parser.add_argument("--report", help="write the report as JSON to this file (with --min-cosine, the frontier "
                                          "plot goes beside it: FILE.frontier.svg)")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress output")

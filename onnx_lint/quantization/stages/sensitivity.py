@@ -17,10 +17,12 @@ from onnx_lint.quantization.validation import RuntimeFailure
 # Validation samples the figures are measured on, at most: the report's table is informative with a few;
 # an accuracy target's choices rest on the ranking, which then gets as many as the time budget allows.
 REPORT_SAMPLES = 4
-TARGET_SAMPLES = 16
-# Without a target the figures only inform, so they may cost at most this share of the time the run took so far
-# (at least a second; measured nodes largest first, the rest listed as not measured).
+TARGET_SAMPLES = 8
+# The figures may cost at most this share of the time the run took so far (at least a second; measured nodes
+# largest first, the rest listed as not measured): without a target they only inform; with one they order the
+# search, whose mixes the masked model predicts and builds confirm.
 REPORT_TIME_SHARE = 0.25
+TARGET_TIME_SHARE = 1.0
 
 
 def measure_nodes(run: QuantizeRun) -> None:
@@ -33,9 +35,8 @@ def measure_nodes(run: QuantizeRun) -> None:
     run.progress.stage(f"Measuring the error each of {len(int8)} INT8 nodes causes alone", 1)
     try:
         targeted = run.options.min_cosine is not None
-        budget = run.options.sensitivity_seconds
-        if not targeted:
-            budget = min(budget, max(1.0, REPORT_TIME_SHARE * (time.monotonic() - run.started)))
+        share = TARGET_TIME_SHARE if targeted else REPORT_TIME_SHARE
+        budget = min(run.options.sensitivity_seconds, max(1.0, share * (time.monotonic() - run.started)))
         samples = run.checked[:TARGET_SAMPLES if targeted else REPORT_SAMPLES]
         run.sensitivity = measure_sensitivity(run.model, best.model, int8, samples, run.work, macs, budget)
     except RuntimeFailure as exc:
