@@ -27,7 +27,16 @@ def test_a_later_change_keeps_what_it_does_not_mention():
     assert second.ignore == ("OL001",) and second.quantize == {"perChannel": True} and not second.lint_on_open
 
 
+def test_the_quantize_target_left_to_ask_does_not_reject_the_other_settings():
+    """VS Code sends its whole section: ``target`` "" (ask once per workspace) with the user's other changes."""
+    settings = ServerSettings.from_client({"onnxLint": {"ignore": ["OL001"],
+                                                        "quantize": {"target": "", "minCosine": 0.99}}})
+    assert settings.ignore == ("OL001",) and settings.quantize == {"minCosine": 0.99}
+    assert ServerSettings.from_client({"quantize": {"target": "tensorrt"}}).quantize == {"target": "tensorrt"}
+
+
 @pytest.mark.parametrize("payload, message", [
+    ({"quantize": {"target": "trt"}}, "'target' must be one of onnxruntime, tensorrt"),
     ({"ignore": [1]}, "must be a list of rule codes"),
     ({"lintOnOpen": "yes"}, "must be true or false"),
     ({"lintTimeout": 0}, "positive number"),

@@ -20,9 +20,11 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 from real_models import package_models
+from test_quantize import outlier_model
 
 from benchmarks import models as bench
 from examples import defects
@@ -99,9 +101,13 @@ def test_vsix_packages_the_bundled_extension_for_vscode_1_100(built_extension):
     for key in ("select", "extendSelect", "ignore"):
         assert settings[f"onnxLint.{key}"]["default"] == [], key
     assert settings["onnxLint.runtimeProbe"]["type"] == "boolean"
+    # The accuracy target: a cosine from -1 to 1, none by default (null: no search, as without --min-cosine).
+    min_cosine = settings["onnxLint.quantize.minCosine"]
+    assert min_cosine["type"] == ["number", "null"] and min_cosine["default"] is None
+    assert (min_cosine["minimum"], min_cosine["maximum"]) == (-1, 1)
     readme = (EXTENSION / "README.md").read_text()
     named = set(re.findall(r"`onnxLint\.([A-Za-z.]+)`", readme))
-    quantize = r"`(calibrationData|output|calibrationMethod|perChannel|keepIoTypes|target)`"
+    quantize = r"`(calibrationData|output|calibrationMethod|perChannel|keepIoTypes|target|minCosine)`"
     named |= {f"quantize.{k}" for k in re.findall(quantize, readme)}
     assert len(named) > 10 and {f"onnxLint.{k}" for k in named} <= set(settings), named
     # The model view's style, the ONNX text grammar.
@@ -146,6 +152,13 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     workspace.mkdir()
     model = workspace / "weak.onnx"
     onnx.save(defects.weakly_typed_mlp(), model)
+    # The accuracy target's model: INT8 misses cosine 0.995 until its most costly node (mm4) is FP16
+    # (tests/test_quantize.py::test_min_cosine_is_a_target_that_the_fallback_reaches); the e2e sets
+    # onnxLint.quantize.minCosine, calibrationData and output to these before it quantizes it.
+    frontier_model = outlier_model(workspace / "outlier.onnx")
+    frontier_data = workspace / "outlier-calibration.npz"
+    np.savez(frontier_data, X=np.random.default_rng(3).standard_normal((16, 16)).astype(np.float32))
+    frontier_output = workspace / "outlier.min-cosine.onnx"
     # The whole graph of bigger models: a real one (PP-OCRv4 detection) and a 100k-node chain.
     big = [{"file": "chain-100k.onnx", "search": "mm20000"}]
     onnx.save(bench.weakly_typed(bench.mlp_chain(100_000)), workspace / "chain-100k.onnx")
@@ -162,6 +175,8 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
                           text=True, timeout=900, env={
                               **os.environ, "CODE_SERVER": str(code_server), "VSIX": str(built_extension),
                               "WORKSPACE": str(workspace), "MODEL": str(model), "PYTHON": sys.executable,
+                              "FRONTIER_MODEL": str(frontier_model), "FRONTIER_DATA": str(frontier_data),
+                              "FRONTIER_OUTPUT": str(frontier_output), "FRONTIER_TARGET": "0.995",
                               "SCREENSHOTS": str(screenshots), "RESULT": str(result_file), "CHROMIUM": chromium,
                               "BIG_MODELS": json.dumps(big)})
     assert result_file.is_file(), done.stdout + done.stderr
@@ -316,10 +331,57 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     line = r"INT8 error: (\d+\.\d)% of the total; worst-output cosine [01]\.\d{6} with only this node in INT8"
     said = re.fullmatch(line, clicked["line"])
     assert said and abs(float(said[1]) - 100 * hottest["share"]) <= 0.06, clicked["line"]
+
+    # The accuracy target from the settings (onnxLint.quantize.minCosine 0.995, calibrationData, output, target,
+    # written to the workspace's .vscode/settings.json while VS Code runs): nothing asked, the report plots the
+    # frontier of the builds the search tried and lists them, the costliest node alone (mm4) moved to FP16, and
+    # the written model opens.
+    frontier = seen["frontier"]
+    assert "Min Cosine" in frontier["setting"] and "accuracy target" in frontier["setting"].lower(), frontier["setting"]
+    assert frontier["opened"] == "outlier.onnx"
+    report = frontier["report"]
+    assert report["plots"] == 1 and report["heading"] == "Accuracy against INT8 coverage", report
+    assert report["plotTitle"].startswith("Accuracy against INT8 coverage") and report["plotWidth"] > 200, report
+    assert report["caption"].startswith("Each build the accuracy target tried")
+    # The plot's points and the table's rows are the same builds (validated, and those the masked model predicted),
+    # most INT8 first: the first pass misses the target, one node in FP16 meets it (the written model), and so does
+    # FP16 only. A point is filled when its build meets the target.
+    assert report["tableHeaders"] == ["build", "INT8 share of MACs", "worst-output cosine", "meets the target"]
+    points = [r.split("\t") for r in report["tableRows"]]
+    assert len(points) == len(report["points"]) >= 3, (points, report["points"])
+    shares = [float(p[1].rstrip("%")) for p in points]
+    assert shares == sorted(shares, reverse=True) and shares[-1] == 0.0, points
+    assert points[0][0] == "first pass" and points[0][3] == "no" and float(points[0][2]) < 0.995, points
+    assert any(p[0].startswith("1 node(s) in FP16") and "predicted" not in p[0] and p[3] == "yes"
+               and float(p[2]) >= 0.995 and 0 < float(p[1].rstrip("%")) < shares[0] for p in points), points
+    assert points[-1][0] == "FP16 only" and points[-1][3] == "yes", points
+    drawn = {p["label"].split(": INT8 ")[0]: p for p in report["points"]}
+    assert set(drawn) == {p[0] for p in points}, (drawn, points)
+    for build, _share, _cosine, met in points:
+        assert drawn[build]["met"].split()[0] == ("met" if met == "yes" else "missed"), drawn[build]
+        assert (drawn[build]["fill"] != "none") == (met == "yes"), drawn[build]
+    assert report["sensitivityRows"][0].split("\t")[:2] == ["mm4", "MatMul"], report["sensitivityRows"]
+    [output_row] = report["rows"]
+    assert output_row.startswith("Y\t") and float(output_row.split("\t")[2]) >= 0.995, output_row
+    # Calibrated on the data the setting names (no warning about random inputs).
+    assert "outlier-calibration.npz" in report["text"] and "RANDOM" not in report["text"], report["text"]
+    assert report["target"] == "Target runtime: TensorRT"  # from the settings file, not asked
+    written = frontier["written"]
+    assert written["opened"] == "outlier.min-cosine.onnx" and frontier_output.is_file()
+    assert "provenance" in written["identity"] and "from outlier.onnx" in written["identity"], written["identity"]
+    assert written["int8"] and not any(" mm4," in label for label in written["int8"]), written["int8"]
+    assert any(" mm0," in label for label in written["int8"]), written["int8"]
+    moved = onnx.load(frontier_output)
+    int8_inputs = {n.output[0] for n in moved.graph.node if n.op_type == "DequantizeLinear"}
+    [mm4] = [n for n in moved.graph.node if n.name == "mm4"]
+    assert not int8_inputs & set(mm4.input), list(mm4.input)  # mm4 reads float tensors: it is FP16
+    assert frontier["enabledAfter"] is True
+    # No error on the way (an accuracy target the server refused, a settings change it rejected).
+    assert not [n for n in frontier["notifications"] if "onnx-lint:" in n["message"]], frontier["notifications"]
     shots = {Path(p).stem.split("-", 1)[1] for p in seen["screenshots"]}
     assert shots >= {"model-view", "problems-panel", "graph-light", "graph-dark", "text-view", "fixed", "quantized",
-                     "quantized-sensitivity", "whole-graph-light", "whole-graph-dark", "whole-graph-high-contrast",
-                     "whole-graph-chain-100k"}
+                     "quantized-sensitivity", "settings-min-cosine", "quantize-frontier", "quantize-frontier-table",
+                     "whole-graph-light", "whole-graph-dark", "whole-graph-high-contrast", "whole-graph-chain-100k"}
 
 
 def _luminance(css: str) -> float:

@@ -70,8 +70,7 @@ def frontier_svg(fallback: FallbackSearch | None) -> str | None:
         parts.append(f'<circle cx="{x(p["int8_mac_share"]):.1f}" cy="{y(p["cosine"]):.1f}" r="{radius}" '
                      f'fill="{fill}" opacity="{opacity}" class="{"met" if p["met"] else "missed"}'
                      f'{" predicted" if p.get("predicted") else ""}"><title>{label}</title></circle>')
-    parts.append(f'<text x="{WIDTH - RIGHT}" y="{TOP - 8}" text-anchor="end" stroke="none" opacity="0.8">'
-                 'large dots: builds validated; small: predicted by the masked model; filled: meets the target'
-                 '</text>')
+    parts.append(f'<text x="{LEFT}" y="{TOP - 8}" stroke="none" opacity="0.8">'
+                 'large: builds validated · small: predicted · filled: meets the target</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

@@ -41,7 +41,7 @@ def checked_quantize_options(raw: Mapping[str, Any]) -> dict[str, Any]:
         if raw["calibrationMethod"] not in METHODS:
             raise ConfigError(f"quantize option 'calibrationMethod' must be one of {', '.join(METHODS)}")
         checked["calibrationMethod"] = raw["calibrationMethod"]
-    if "target" in raw:
+    if raw.get("target") not in (None, ""):  # "" is the setting's default: ask once per workspace
         if raw["target"] not in TARGETS:
             raise ConfigError(f"quantize option 'target' must be one of {', '.join(TARGETS)}")
         if raw["target"] == "tensorrt" and raw.get("outputQdq") is True:

@@ -29,7 +29,7 @@ from onnx_lint.server.quantize_options import MAX_SECONDS, checked_quantize_opti
 SECTION = "onnxLint"
 QUANTIZE_KEYS = ("calibrationData", "calibrationMethod", "perChannel", "keepIoTypes", "validationSamples",
                  "samples", "opTypes", "excludeNodes", "inputShapes", "output", "minCosine", "fallbackSeconds",
-                 "outputQdq", "int8OutputLayers", "int8SmallLayers")
+                 "outputQdq", "int8OutputLayers", "int8SmallLayers", "target", "sensitivitySeconds")
 
 
 def _codes(value: Any, key: str) -> tuple[str, ...] | None:

@@ -77,6 +77,12 @@ export async function quantize(server: ServerConnection, model: vscode.Uri,
   if (calibrationData) {
     options.calibrationData = calibrationData;
   }
+  // The accuracy target, read when the command runs as the paths are (the settings the server was last sent
+  // may be older); a value out of range or not a number is the server's to refuse, with a message naming it.
+  const minCosine = config.get<unknown>("minCosine");
+  if (minCosine !== undefined && minCosine !== null) {
+    options.minCosine = minCosine;
+  }
   try {
     // The server reports work-done progress: a notification with its steps and Cancel (src/progress.ts).
     return await server.command<QuantizeResult>("onnx-lint.quantize", model.toString(), options);

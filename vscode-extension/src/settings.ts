@@ -17,7 +17,7 @@ export interface ConfigurationLike {
   get<T>(section: string): T | undefined;
 }
 
-const QUANTIZE_KEYS = ["calibrationData", "output", "calibrationMethod", "perChannel", "keepIoTypes", "target"];
+const QUANTIZE_KEYS = ["calibrationData", "output", "calibrationMethod", "perChannel", "keepIoTypes", "target", "minCosine"];
 
 /**
  * The server's settings from the `onnxLint` section. Selectors default to `[]` (so the Settings UI can edit

@@ -41,10 +41,12 @@ test("a system Python gets venv or pipx advice (PEP 668 refuses pip there); a vi
 test("server settings leave unset selectors to the configuration file and keep quantize defaults", () => {
   const settings = serverSettings(config({
     select: [], extendSelect: null, ignore: ["OL005"], lintOnChange: false, runtimeProbe: false, lintTimeout: 60, "quantize.calibrationData": "/data/calib.npz",
-    "quantize.output": "", "quantize.perChannel": true,
+    "quantize.output": "", "quantize.perChannel": true, "quantize.minCosine": 0.995,
   }));
   assert.deepEqual(settings, { ignore: ["OL005"], lintOnChange: false, runtimeProbe: false, lintTimeout: 60,
-    quantize: { calibrationData: "/data/calib.npz", perChannel: true } });
+    quantize: { calibrationData: "/data/calib.npz", perChannel: true, minCosine: 0.995 } });
+  // No accuracy target (the setting's default, null) sends none.
+  assert.deepEqual(serverSettings(config({ "quantize.minCosine": null })).quantize, {});
 });
 
 const diagnostics = toViewDiagnostics([
