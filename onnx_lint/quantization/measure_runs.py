@@ -103,13 +103,16 @@ class MaskedCosines:
 
 
 def masked_cosines(model: Path, samples: list[Sample], mask: str, count: int, order: list[int], outputs: list[str],
-                   budget: float) -> MaskedCosines:
+                   budget: float, cap: float) -> MaskedCosines:
     """Per mask entry (in ``order``), the cosine of each output with the all-zeros mask's (FP32) outputs when
-    that entry alone is 1; on as many ``samples`` as ``budget`` seconds allow for every entry (at least 2)."""
+    that entry alone is 1; on as many ``samples`` as ``budget`` seconds allow for every entry. Every entry gets
+    at least one sample, even past ``budget``, as long as ``cap`` seconds allow: an entry not measured at all
+    can only be ranked last."""
     started = time.monotonic()
     runner = MaskedRunner(model, samples, mask, count, outputs)
-    deadline = started + budget
-    runner.used = max(min(len(samples), 2), min(len(samples), int(budget / max(1e-6, runner.per_run * count))))
+    each = max(1e-6, runner.per_run * count)  # one sample for every entry
+    runner.used = max(1, min(len(samples), int(budget / each)))
+    deadline = started + min(cap, max(budget, 1.2 * each * runner.used))
     result = MaskedCosines(runner.used, runner.cosines(np.ones(count, np.float32)), {}, False, runner)
     for k in order:
         if time.monotonic() > deadline:

@@ -13,11 +13,11 @@ nodes to FP16 (the most accuracy bought for the least INT8 given up).
 Measured in FP32 arithmetic, the error is INT8's alone (FP16's rounding is common to every mix); an
 error is never negative, unlike a difference of two noisy measurements. Errors alone do not add up
 exactly (one node's rounding can mask or amplify another's), which is why ``--min-cosine`` builds and
-validates every mix it considers. Every node is measured on the same samples, as many of those given as
-the time budget allows for every node, at least two (the per-node figure on two samples can differ from
-the one on sixteen by a factor of ten on a model whose outliers few samples show: the stage gives an
-accuracy target sixteen, the report's table four); nodes are measured largest first, and those the
-budget leaves are listed as not measured.
+validates every mix it considers (the masked model only predicts them). Every node is measured on the same
+samples, as many of those given as the time budget allows for every node (the per-node figure on two
+samples can differ from the one on sixteen by a factor of ten on a model whose outliers few samples show);
+nodes are measured largest first, and those the budget leaves are listed as not measured. With a target,
+every node gets one sample at least, within a hard cap: a node not measured can only be ranked last.
 """
 
 from __future__ import annotations
@@ -189,7 +189,8 @@ def _fake_quantized(tag: str, original: str, dq: onnx.NodeProto, q_inits: dict, 
 
 
 def measure_sensitivity(fp32: onnx.ModelProto, quantized: onnx.ModelProto, int8_nodes: list[str],
-                        samples: list[Sample], work: Path, macs: dict[str, int], budget: float) -> Sensitivity:
+                        samples: list[Sample], work: Path, macs: dict[str, int], budget: float,
+                        cap: float | None = None) -> Sensitivity:
     """Each INT8 node's error alone at the outputs (largest multiply-accumulates first, within ``budget``
     seconds), in this process (``measure_runs.py``). ``RuntimeFailure`` when the masked model cannot run."""
     model, nodes = masked_model(fp32, quantized, int8_nodes)
@@ -201,7 +202,8 @@ def measure_sensitivity(fp32: onnx.ModelProto, quantized: onnx.ModelProto, int8_
     save(model, path)
     order = sorted(range(len(nodes)), key=lambda k: (-macs.get(nodes[k], 0), k))
     outputs = [o.name for o in fp32.graph.output]
-    measured = masked_cosines(path, samples, MASK, len(nodes), order, outputs, budget)
+    measured = masked_cosines(path, samples, MASK, len(nodes), order, outputs, budget,
+                              budget if cap is None else cap)
     found.runner, found.entries = measured.runner, {name: k for k, name in enumerate(nodes)}
     op_types = {n.name: n.op_type for n in fp32.graph.node}
     found.samples = measured.samples

@@ -38,7 +38,10 @@ def measure_nodes(run: QuantizeRun) -> None:
         share = TARGET_TIME_SHARE if targeted else REPORT_TIME_SHARE
         budget = min(run.options.sensitivity_seconds, max(1.0, share * (time.monotonic() - run.started)))
         samples = run.checked[:TARGET_SAMPLES if targeted else REPORT_SAMPLES]
-        run.sensitivity = measure_sensitivity(run.model, best.model, int8, samples, run.work, macs, budget)
+        # with a target every node is measured on one sample at least (up to --sensitivity-time): a node not
+        # measured can only be ranked last, however much error it causes
+        cap = run.options.sensitivity_seconds if targeted else budget
+        run.sensitivity = measure_sensitivity(run.model, best.model, int8, samples, run.work, macs, budget, cap)
     except RuntimeFailure as exc:
         run.report.warnings.append(f"the error each INT8 node causes was not measured: {exc}")
     run.progress.advance()
