@@ -31,8 +31,8 @@ def test_quantize_benchmark_smoke(tmp_path):
 def test_quantize_vs_modelopt_benchmark_smoke(tmp_path):
     """Runs without ModelOpt (never a test dependency): onnx-lint's row on a committed timm export."""
     table = _smoke("benchmarks/quantize_vs_modelopt.py", tmp_path, timeout=600)
-    assert "timm test_efficientnet" in table and "| onnx-lint (default) | ok |" in table
-    assert "INT8 share of MACs" in table and "%" in table.split("| onnx-lint (default) | ok |")[1].splitlines()[0]
+    assert "timm test_efficientnet" in table and "| onnx-lint (onnxruntime) | ok |" in table
+    assert "INT8 share of MACs" in table and "%" in table.split("| onnx-lint (onnxruntime) | ok |")[1].splitlines()[0]
 
 
 def test_performance_benchmark_smoke(tmp_path):
