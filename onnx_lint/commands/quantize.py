@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sensitivity-time", dest="sensitivity_seconds", type=float, default=120.0,
                         help="at most this many seconds to measure the error each INT8 node causes alone at the "
                              "outputs (default 120; within that, as long as the run took so far with --min-cosine, a "
-                             "quarter of it without; 0: not measured)")
+                             "tenth of it without; 0: not measured)")
     parser.add_argument("--report", help="write the report as JSON to this file (with --min-cosine, the frontier "
                                          "plot goes beside it: FILE.frontier.svg)")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress output")

@@ -25,7 +25,7 @@ from onnx_lint.quantization.validation import RuntimeFailure
 
 # Above this magnitude a node's output stays FP32 (ModelOpt AutoCast's default ``data_max``).
 FP16_DATA_MAX = 512.0
-SAMPLES = 4  # enough to see a tensor's range; each sample is one run of the model with every tensor exposed
+SAMPLES = 2  # a tensor's range and shape; each sample is one run of the model with every tensor exposed
 _FLOATS = (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16)
 
 

@@ -16,12 +16,12 @@ from onnx_lint.quantization.validation import RuntimeFailure
 
 # Validation samples the figures are measured on, at most: the report's table is informative with a few;
 # an accuracy target's choices rest on the ranking, which then gets as many as the time budget allows.
-REPORT_SAMPLES = 4
+REPORT_SAMPLES = 2
 TARGET_SAMPLES = 8
-# The figures may cost at most this share of the time the run took so far (at least a second; measured nodes
+# The figures may cost at most this share of the time the run took so far (at least half a second; measured nodes
 # largest first, the rest listed as not measured): without a target they only inform; with one they order the
 # search, whose mixes the masked model predicts and builds confirm.
-REPORT_TIME_SHARE = 0.25
+REPORT_TIME_SHARE = 0.1
 TARGET_TIME_SHARE = 1.0
 
 
@@ -36,7 +36,7 @@ def measure_nodes(run: QuantizeRun) -> None:
     try:
         targeted = run.options.min_cosine is not None
         share = TARGET_TIME_SHARE if targeted else REPORT_TIME_SHARE
-        budget = min(run.options.sensitivity_seconds, max(1.0, share * (time.monotonic() - run.started)))
+        budget = min(run.options.sensitivity_seconds, max(0.5, share * (time.monotonic() - run.started)))
         samples = run.checked[:TARGET_SAMPLES if targeted else REPORT_SAMPLES]
         # with a target every node is measured on one sample at least (up to --sensitivity-time): a node not
         # measured can only be ranked last, however much error it causes
