@@ -525,7 +525,7 @@ async def test_quantize_command_reports_progress_output_and_accuracy(client, tmp
     # The written model's view: where it came from, and no note about the Q/DQ onnx-lint itself just wrote.
     described = await execute(client, "onnx-lint.describeModel", output.as_uri())
     provenance = described["summary"]["provenance"]
-    assert provenance.startswith(f"Quantized by onnx-lint {onnx_lint.__version__} from seed.onnx, ")
+    assert provenance.startswith(f"Quantized by onnx-lint {onnx_lint.__version__} for ONNX Runtime from seed.onnx, ")
     assert "calibration, INT8 (asymmetric) activations, INT8 (symmetric, per-channel) weights" in provenance
     assert not {d["code"] for d in described["diagnostics"]} & {"OL202", "OL205"}, described["diagnostics"]
 
