@@ -18,10 +18,13 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from onnx_lint.model.graphs import iter_scopes
+from onnx_lint.model.tensors import constants
 from onnx_lint.quantization.build import save
 from onnx_lint.quantization.calibration import Sample
 from onnx_lint.quantization.measure_runs import activation_stats
 from onnx_lint.quantization.validation import RuntimeFailure
+from onnx_lint.rules.ol201_fp16_overflow import FP16_MAX  # FP16's largest finite value, as OL201 reads it
 
 # Above this magnitude a node's output stays FP32 (ModelOpt AutoCast's default ``data_max``).
 FP16_DATA_MAX = 512.0
@@ -83,42 +86,34 @@ def with_observed_shapes(static: dict[str, list[int]], stats: ActivationStats) -
     return merged
 
 
-FP16_MAX = 65504.0
-
-
 def constants_beyond_fp16(model: onnx.ModelProto, candidates: set[str]) -> list[dict]:
     """The nodes among ``candidates`` that read a float constant (an initializer or a Constant node's value)
     beyond FP16's largest value, which FP16 conversion would clamp to 65504 (OL201 reports them): a
     BatchNormalization whose running variance is 1e8 then normalizes by the wrong number. Each entry:
     ``{"node", "op_type", "max_abs", "constant", "constant_node"}`` (the Constant node's name, or None for an
     initializer), largest first. Unnamed Constant nodes get a name, so that FP16 conversion can leave them out."""
-    from onnx import numpy_helper
-
-    initializers = {i.name: i for i in model.graph.initializer}
-    producer = {o: n for n in model.graph.node if n.op_type == "Constant" for o in n.output}
+    known = constants(next(iter_scopes(model)))
     peaks: dict[str, float] = {}
 
     def peak(name: str) -> float:
         if name not in peaks:
-            tensor = initializers[name] if name in initializers else next(
-                (a.t for a in producer[name].attribute if a.name == "value"), None) if name in producer else None
-            value = 0.0
-            if tensor is not None and tensor.data_type in _FLOATS:
-                array = numpy_helper.to_array(tensor)
-                finite = array[np.isfinite(array)] if array.size else array
-                value = float(np.abs(finite).max()) if finite.size else 0.0
-            peaks[name] = value
+            const = known.get(name)
+            array = const.value() if const is not None and const.tensor.data_type in _FLOATS else None
+            finite = array[np.isfinite(array)] if array is not None and array.size else None
+            peaks[name] = float(np.abs(finite).max()) if finite is not None and finite.size else 0.0
         return peaks[name]
 
     found = []
     for index, node in enumerate(model.graph.node):
         if node.name not in candidates:
             continue
-        wide = [(name, peak(name)) for name in node.input if name and peak(name) > FP16_MAX]
-        for name, value in wide:
-            constant = producer.get(name)
+        for name in node.input:
+            if not name or peak(name) <= FP16_MAX:
+                continue
+            const = known[name]
+            constant = model.graph.node[const.node_index] if const.node_index is not None else None
             if constant is not None and not constant.name:
                 constant.name = f"onnx_lint_fp32_constant_{index}_{name}"
-            found.append({"node": node.name, "op_type": node.op_type, "max_abs": value, "constant": name,
+            found.append({"node": node.name, "op_type": node.op_type, "max_abs": peaks[name], "constant": name,
                           "constant_node": constant.name if constant is not None else None})
     return sorted(found, key=lambda entry: -entry["max_abs"])

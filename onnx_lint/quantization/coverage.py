@@ -46,6 +46,12 @@ def node_macs(node: onnx.NodeProto, shapes: dict[str, list[int]], weights: dict[
     return None
 
 
+def node_macs_by_name(model: onnx.ModelProto, shapes: dict[str, list[int]], names: set[str]) -> dict[str, int]:
+    """``node_macs`` of the named nodes of ``model``'s graph, 0 where unknown (a pooling, an unsized node)."""
+    weights = {i.name: tuple(i.dims) for i in model.graph.initializer}
+    return {n.name: node_macs(n, shapes, weights) or 0 for n in model.graph.node if n.name in names}
+
+
 def int8_coverage(fp32: onnx.ModelProto, written: onnx.ModelProto, input_shapes: dict[str, tuple[int, ...]],
                   kept_in_float: Sequence[dict], inferred: dict[str, list[int]] | None = None) -> dict:
     """The INT8 share of the compute nodes' multiply-accumulates, per op type, and the FP16 ones with why.

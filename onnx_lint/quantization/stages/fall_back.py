@@ -2,10 +2,11 @@
 
 The FP16-only model is built first: when even it misses the target, no mix can meet it and the run says so
 at once. Otherwise nodes leave INT8 in the sensitivity ranking's order (most error per multiply-accumulate
-first), as a prefix of that order: the first prefix tried is the one the measured errors predict meets the
-target (the first pass's error shrinks by each moved node's share of the summed error), then prefixes grow
-until one meets it and are bisected down to the shortest that does, within the time budget. Every build is a
-point of the accuracy/coverage frontier the report shows.
+first), as a prefix of that order. The masked model of the sensitivity stage predicts each prefix for one
+session run per sample; the shortest prefix predicted to meet the target (with room for the FP16-only
+build's own error) is built and validated, the prediction's last miss too, and a few builds refine it
+(without the masked model, the measured errors' shares predict the first prefix and builds grow and bisect).
+Every prediction and every build is a point of the accuracy/coverage frontier the report shows.
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ import math
 import time
 
 from onnx_lint.quantization.build import Build
-from onnx_lint.quantization.coverage import int8_coverage, node_macs
-from onnx_lint.quantization.placement import HEAD_OPS
+from onnx_lint.quantization.coverage import int8_coverage, node_macs_by_name
 from onnx_lint.quantization.report_parts import FallbackBuild, FallbackSearch, FrontierPoint, RankedNode
 from onnx_lint.quantization.run_state import QuantizeRun
 from onnx_lint.quantization.sensitivity import unit_of
@@ -68,7 +68,10 @@ def _search(run: QuantizeRun, target: float) -> None:
     search = report.fallback
     assert search is not None  # the ceiling came first
     start = worst(run.outputs)
-    start_share = _share(run, first)
+    first_coverage = int8_coverage(run.model, first.model, run.sample_shapes, [], run.shapes)
+    start_share = float(first_coverage["int8_mac_share"])
+    int8 = set(first.int8_nodes())
+    macs = node_macs_by_name(run.model, run.shapes, int8)  # 0 for a pooling: only Conv/MatMul/Gemm count
     search.target, search.start_cosine, search.start_int8_mac_share = target, start, start_share
     search.end_cosine, search.int8_mac_share_kept = start, start_share
     search.frontier.append(FrontierPoint(start_share, start, "first pass", False))
@@ -78,7 +81,7 @@ def _search(run: QuantizeRun, target: float) -> None:
     ranking = run.sensitivity.ranked()
     order = [n.node for n in ranking if n.error > 0] + [n.node for n in ranking if n.error <= 0]
     order += [n for n in run.sensitivity.not_measured if n not in order]
-    lost = _macs_lost(run, first, order)
+    lost = _macs_lost(run, order, macs)
     errors = {n.node: n.error for n in ranking}
     search.order = [RankedNode(name, errors.get(name), lost.get(name, 0),
                                errors[name] / max(1, lost.get(name, 0)) if name in errors else None)
@@ -122,7 +125,7 @@ def _search(run: QuantizeRun, target: float) -> None:
     low, high = 0, None  # the longest prefix known to miss, the shortest known to meet
     count = _predicted(order, errors, start, target)
     ceiling = search.ceiling
-    predicted = _masked_prediction(run, first, moved, len(order), target, ceiling, search)
+    predicted = _masked_prediction(run, int8, macs, first_coverage, moved, len(order), target, ceiling, search)
     hint = 0  # the longest prefix the masked model predicts to miss: a prediction with the first pass's ranges
     if predicted is not None:  # the masked model names the prefix; builds confirm it
         hint, count = predicted
@@ -170,8 +173,9 @@ def _search(run: QuantizeRun, target: float) -> None:
 PREDICTED_BUILDS = 4  # with the masked model's prediction, the builds the search makes before it settles
 
 
-def _masked_prediction(run: QuantizeRun, first: Build, moved, count: int, target: float,  # noqa: ANN001
-                       ceiling: float, search: FallbackSearch) -> tuple[int, int] | None:
+def _masked_prediction(run: QuantizeRun, int8: set[str], macs: dict[str, int], first_coverage: dict,
+                       moved, count: int, target: float, ceiling: float,  # noqa: ANN001 - moved: a closure
+                       search: FallbackSearch) -> tuple[int, int] | None:
     """The prefix of the ranking the masked model predicts meets the target with room for FP16's own error
     (the FP16-only build's), found by bisection at one session run per sample each: ``(longest prefix predicted
     to miss, shortest predicted to meet)``; every prediction is a frontier point. None without the masked
@@ -179,13 +183,7 @@ def _masked_prediction(run: QuantizeRun, first: Build, moved, count: int, target
     sensitivity = run.sensitivity
     if sensitivity is None or sensitivity.runner is None:
         return None
-    int8 = set(first.int8_nodes())
-    weights = {i.name: tuple(i.dims) for i in run.model.graph.initializer}
-    nodes = {n.name: n for n in run.model.graph.node if n.name}
-    macs = {name: node_macs(nodes[name], run.shapes, weights) or 0 for name in int8 if name in nodes
-            and nodes[name].op_type in HEAD_OPS}
-    coverage = int8_coverage(run.model, first.model, run.sample_shapes, [], run.shapes)
-    total = max(1, int(coverage["macs"]))
+    total = max(1, int(first_coverage["macs"]))
     goal = min(1.0, target + max(0.0, 1.0 - ceiling))
     cache: dict[int, float] = {}
 
@@ -194,7 +192,7 @@ def _masked_prediction(run: QuantizeRun, first: Build, moved, count: int, target
             names = set(moved(prefix))
             value = sensitivity.predicted(int8 - names)
             cache[prefix] = value if value is not None else -1.0
-            share = coverage["int8_mac_share"] - sum(macs.get(n, 0) for n in names) / total
+            share = first_coverage["int8_mac_share"] - sum(macs.get(n, 0) for n in names) / total
             search.frontier.append(FrontierPoint(max(0.0, share), cache[prefix], f"{len(names)} node(s) in FP16, "
                                                  "predicted (INT8 alone, FP32 arithmetic)", cache[prefix] >= target,
                                                  predicted=True))
@@ -225,16 +223,9 @@ def _predicted(order: list[str], errors: dict[str, float], start: float, target:
     return len(order)
 
 
-def _macs_lost(run: QuantizeRun, first: Build, order: list[str]) -> dict[str, int]:
-    """The multiply-accumulates that leave INT8 when each node goes to FP16 (with --output-qdq, the INT8 nodes
-    of its unit, which leave together)."""
+def _macs_lost(run: QuantizeRun, order: list[str], macs: dict[str, int]) -> dict[str, int]:
+    """The multiply-accumulates that leave INT8 when each node goes to FP16 (``macs``: those of the first pass's
+    INT8 nodes; with --output-qdq, the INT8 nodes of its unit, which leave together)."""
     builder, _ = run.built()
-    nodes = {n.name: n for n in run.model.graph.node if n.name}
-    weights = {i.name: tuple(i.dims) for i in run.model.graph.initializer}
-    int8 = set(first.int8_nodes())
-    lost = {}
-    for name in order:
-        unit = unit_of(run.model, name) if builder.settings.output_qdq else [name]
-        lost[name] = sum(node_macs(nodes[n], run.shapes, weights) or 0 for n in unit
-                         if n in int8 and n in nodes and nodes[n].op_type in HEAD_OPS)
-    return lost
+    return {name: sum(macs.get(n, 0) for n in (unit_of(run.model, name) if builder.settings.output_qdq else [name]))
+            for name in order}

@@ -20,8 +20,8 @@ from onnx_lint.quantization.report_parts import NodeCounts, Validation
 from onnx_lint.quantization.run_state import QuantizeRun
 from onnx_lint.quantization.stages.build_validate import DEFAULT_LEVEL, worst
 from onnx_lint.quantization.validation import OutputAgreement
+from onnx_lint.rules.ol201_fp16_overflow import FP16_MAX
 
-FP16_MAX = 65504.0
 FP16_ONLY_NOTICE = ("NOTICE: no operator of this model can be quantized to INT8 (ONNX Runtime inserted no "
                     "QuantizeLinear/DequantizeLinear); the output is an FP16-only model (exit code 3)")
 

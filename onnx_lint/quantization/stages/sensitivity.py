@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from onnx_lint.quantization.coverage import node_macs
+from onnx_lint.quantization.coverage import node_macs_by_name
 from onnx_lint.quantization.run_state import QuantizeRun
 from onnx_lint.quantization.sensitivity import measure_sensitivity
 from onnx_lint.quantization.validation import RuntimeFailure
@@ -30,8 +30,7 @@ def measure_nodes(run: QuantizeRun) -> None:
     int8 = best.int8_nodes()
     if not int8 or run.options.sensitivity_seconds <= 0 or not run.checked:
         return
-    weights = {i.name: tuple(i.dims) for i in run.model.graph.initializer}
-    macs = {n.name: node_macs(n, run.shapes, weights) or 0 for n in run.model.graph.node if n.name in set(int8)}
+    macs = node_macs_by_name(run.model, run.shapes, set(int8))
     run.progress.stage(f"Measuring the error each of {len(int8)} INT8 nodes causes alone", 1)
     try:
         targeted = run.options.min_cosine is not None
