@@ -88,6 +88,7 @@ MODULE_MARKERS: dict[str, tuple[str, ...]] = {
     "test_scoped_names": ("real_models",),
     "test_graph_groups": ("real_models",),  # PP-OCRv4 det and the committed GPT-2 export
     "test_fix_proofs": ("real_models", "slow"),  # 32: every rule fixture and committed export, judged by ORT
+    "test_pinned_cut": ("real_models", "slow"),  # every rule fixture and committed export linted and fixed twice
     "test_loop_state": ("real_models",),  # the committed TorchScript and tf2onnx Loop exports
     "test_if_branches": ("real_models",),  # the committed optimum T5 and Whisper merged decoders
     "test_repeated_findings": ("real_models",),  # the committed optimum T5 merged decoder

@@ -12,11 +12,12 @@ messages) run lazily and only for the facts a rule asks about.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ import onnx.shape_inference
 from onnx_lint.base import timings
 from onnx_lint.base.errors import first_line, untagged
 from onnx_lint.engines.carried_state import MAX_ROUNDS, CarriedState, broken_dims, carried_states, with_hypothesis
+from onnx_lint.engines.cut import CutSource, PinnedValues
 from onnx_lint.engines.engine import Engine
 from onnx_lint.engines.loop_ranks import carried_rank_hints
 from onnx_lint.engines.onnx_inference import GraphValues, collect_values, listing_order, run_onnx_inference
@@ -81,7 +83,8 @@ class ShapeOracle:
     _values: dict[str, GraphValues] = field(default_factory=dict)
     _info_cache: dict[Key, TensorInfo | None] = field(default_factory=dict)
     _symbolic: dict[str, TensorInfo] | None = None
-    _pinned: dict[int, dict[str, GraphValues]] = field(default_factory=dict)
+    _pinned: dict[int, dict[str, Mapping[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
+    _cut: CutSource | None = None
     _named_pins: dict[int, tuple[dict[str, int], Mapping[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
     probe_result: ProbeResult | None = None
     _annotated: dict[str, GraphValues] | None = None
@@ -323,17 +326,27 @@ class ShapeOracle:
 
     # -- dims pinned to two sizes -----------------------------------------------
     @timings.timed(timings.PINNED)
-    def pinned(self, size: int) -> dict[str, GraphValues]:
+    def pinned(self, size: int) -> dict[str, Mapping[str, onnx.ValueInfoProto]]:
         """Inference with every dynamic dim of the main graph's inputs set to ``size``."""
         if size not in self._pinned:
-            model = onnx.ModelProto.FromString(self._stripped_bytes)
-            pin_input_dims(model.graph, itertools.repeat(size))
-            try:
-                self._pinned[size] = collect_values(run_onnx_inference(model), self.paths, self._listing_order())
-            except Exception as exc:
-                self.notes.append(EngineNote(Engine.ONNX_PINNED, first_line(exc)))
-                self._pinned[size] = {}
+            pin = functools.partial(_pin_all, size=size)
+            source = self._cut_source()
+            if source is not None:
+                self._pinned[size] = {ROOT: PinnedValues(source, pin, lambda: self._pinned_whole(pin)[ROOT],
+                                                         self._cut_notes(Engine.ONNX_PINNED))}
+            else:
+                self._pinned[size] = self._pinned_whole(pin)
         return self._pinned[size]
+
+    def _pinned_whole(self, pin: Callable[[onnx.GraphProto], dict[str, int]]
+                      ) -> dict[str, Mapping[str, onnx.ValueInfoProto]]:
+        model = onnx.ModelProto.FromString(self._stripped_bytes)
+        pin(model.graph)
+        try:
+            return dict(collect_values(run_onnx_inference(model), self.paths, self._listing_order()))
+        except Exception as exc:
+            self.notes.append(EngineNote(Engine.ONNX_PINNED, first_line(exc)))
+            return {}
 
     def pinned_dims(self, graph: str, name: str) -> list[TensorInfo | None]:
         """The tensor's derived info under each pin size."""
@@ -344,6 +357,20 @@ class ShapeOracle:
             result.append(value_tensor_info(value))
         return result
 
+    def _cut_source(self) -> CutSource | None:
+        """What pinned inferences cut the main graph from (engines/cut.py); ``None`` where the graph holds
+        subgraphs (their Loop-carried proof typed the first answers with hypotheses a cut would not see)."""
+        if len(self.paths) > 1 or self.inferred is None or ROOT not in self._values:
+            return None
+        if self._cut is None:
+            scope = self.loaded.scopes[0]
+            self._cut = CutSource(self.loaded.model, scope.producers(), self._values[ROOT], scope.initializers())
+        return self._cut
+
+    def _cut_notes(self, engine: str) -> Callable[[str], None]:
+        """How a cut's inference failure is noted (the whole graph's run notes its own)."""
+        return lambda message: self.notes.append(EngineNote(engine, message))
+
     # -- dims pinned to a distinct size each (symbolic names are claims) -------------
     @timings.timed(timings.NAMES_PINNED)
     def named_pins(self, run: int = 0) -> tuple[dict[str, int], Mapping[str, onnx.ValueInfoProto]]:
@@ -352,19 +379,31 @@ class ShapeOracle:
         Returns the size each input dim *name* got and the main graph's derived values. Dims that
         share a name share a size (the name says they are equal); each unnamed dynamic dim gets
         its own. ``run`` 1 uses other primes, to confirm what run 0 suggests. Each run happens at
-        most once per model, and only when a declared name needs proving.
+        most once per model, and only when a declared name needs proving; each tensor asked about is
+        answered by the part of the graph it depends on (engines/cut.py).
         """
         if run not in self._named_pins:
-            model = onnx.ModelProto.FromString(self._stripped_bytes)
-            sizes = pin_input_dims(model.graph, _primes(skip=run * len(NAME_PIN_PRIMES)))
-            values: Mapping[str, onnx.ValueInfoProto]
-            try:
-                values = collect_values(run_onnx_inference(model), [ROOT], self._listing_order()).get(ROOT, {})
-            except Exception as exc:
-                self.notes.append(EngineNote(Engine.ONNX_NAMES_PINNED, first_line(exc)))
-                values = {}
-            self._named_pins[run] = (sizes, values)
+            pin = functools.partial(_pin_primes, skip=run * len(NAME_PIN_PRIMES))
+            source = self._cut_source()
+            if source is not None:
+                pinned = PinnedValues(source, pin, lambda: self._named_whole(pin)[1],
+                                      self._cut_notes(Engine.ONNX_NAMES_PINNED))
+                self._named_pins[run] = (pinned.sizes, pinned)
+            else:
+                self._named_pins[run] = self._named_whole(pin)
         return self._named_pins[run]
+
+    def _named_whole(self, pin: Callable[[onnx.GraphProto], dict[str, int]]
+                     ) -> tuple[dict[str, int], Mapping[str, onnx.ValueInfoProto]]:
+        model = onnx.ModelProto.FromString(self._stripped_bytes)
+        sizes = pin(model.graph)
+        values: Mapping[str, onnx.ValueInfoProto]
+        try:
+            values = collect_values(run_onnx_inference(model), [ROOT], self._listing_order()).get(ROOT, {})
+        except Exception as exc:
+            self.notes.append(EngineNote(Engine.ONNX_NAMES_PINNED, first_line(exc)))
+            values = {}
+        return sizes, values
 
     def pinned_input_dim(self, name: str, index: int) -> str | None:
         """The input dim name a main-graph tensor's dim provably equals (two pinned runs agree)."""
@@ -524,6 +563,14 @@ def pin_input_dims(graph: onnx.GraphProto, primes: Iterator[int]) -> dict[str, i
         if dim.dim_param in sizes:
             dim.dim_value = sizes[dim.dim_param]
     return sizes
+
+
+def _pin_all(graph: onnx.GraphProto, size: int) -> dict[str, int]:
+    return pin_input_dims(graph, itertools.repeat(size))
+
+
+def _pin_primes(graph: onnx.GraphProto, skip: int) -> dict[str, int]:
+    return pin_input_dims(graph, _primes(skip))
 
 
 def _primes(skip: int = 0) -> Iterator[int]:
