@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -82,12 +83,30 @@ def test_an_abandoned_child_is_stopped_at_once():
     assert _reaped(call)
 
 
+_IDLE_CORE = forked.idle_core
 EXTERNAL = 40  # nodes, and external tensors, in the test chain; the threshold is lowered to it
 
 
 @pytest.fixture(autouse=True)
 def _small_threshold(monkeypatch):
     monkeypatch.setattr(prefetch, "PREFETCH_MIN_ENTRIES", EXTERNAL)
+    monkeypatch.setattr(forked, "idle_core", lambda: True)  # however busy the test machine is
+
+
+def test_no_child_overlaps_work_when_every_core_is_busy(tmp_path, monkeypatch, spawned):
+    """A child started to overlap work only adds the fork's cost when it must take turns with this process."""
+    monkeypatch.setattr(forked, "idle_core", _IDLE_CORE)
+    path = _chain(tmp_path / "chain.onnx")
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in os.sched_getaffinity(0)]
+    try:
+        time.sleep(0.3)
+        assert not forked.idle_core()
+        assert prefetch.prefetch_inference(read_unvalidated(path)) is None and not spawned
+        assert _findings(path) == []  # inference ran in this process
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
 
 
 def _chain(path, undefined: bool = False, negative_dim: bool = False):
@@ -118,10 +137,18 @@ def _findings(path):
 
 @pytest.fixture
 def spawned(monkeypatch) -> list[ForkedCall]:
-    """Every ForkedCall started while the test runs."""
+    """Every child started to infer a model ahead (other forked children, such as the symbolic engine's
+    budgeted one, are not counted)."""
     calls: list[ForkedCall] = []
     start = ForkedCall.start
-    monkeypatch.setattr(ForkedCall, "start", classmethod(lambda cls, fn: calls.append(start(fn)) or calls[-1]))
+
+    def recording(cls, fn, **options):
+        call = start(fn, **options)
+        if getattr(fn, "func", None) is prefetch._infer_serialized and call is not None:
+            calls.append(call)
+        return call
+
+    monkeypatch.setattr(ForkedCall, "start", classmethod(recording))
     return calls
 
 
