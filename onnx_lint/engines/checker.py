@@ -25,6 +25,7 @@ from onnx.onnx_cpp2py_export import shape_inference as onnx_cpp_inference
 
 from onnx_lint.base.errors import first_line
 from onnx_lint.base.timings import CHECKER, timed
+from onnx_lint.engines import forked
 from onnx_lint.engines.forked import ForkedCall
 from onnx_lint.engines.strip import INLINE_ELEMENTS, swap_heavy_initializers
 from onnx_lint.model.edits import SortNodes
@@ -148,8 +149,11 @@ class ForkedFullCheck:
 
     @classmethod
     def start(cls, data: bytes, external_paths: list[str] | None) -> ForkedFullCheck | None:
-        """Both children started; ``None`` where forking is unavailable. ``external_paths``: as for
-        ``full_checker_error``."""
+        """Both children started; ``None`` where forking is unavailable or no core is idle to run them
+        (``forked.idle_core``: taking turns with this process, they would only add the fork's cost).
+        ``external_paths``: as for ``full_checker_error``."""
+        if not forked.idle_core():
+            return None
         structure = ForkedCall.start(partial(_full_check_part, data, external_paths, inference=False))
         if structure is None:
             return None

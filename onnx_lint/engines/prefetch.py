@@ -12,6 +12,7 @@ import onnx
 import onnx.shape_inference
 
 from onnx_lint.base.errors import first_line
+from onnx_lint.engines import forked
 from onnx_lint.engines.forked import ForkedCall
 from onnx_lint.engines.onnx_inference import run_onnx_inference_serialized
 from onnx_lint.engines.strip import strip_model
@@ -27,8 +28,9 @@ _PREFETCHED: dict[int, tuple[weakref.ref, Prefetch]] = {}
 
 
 def worth_forking(graph: onnx.GraphProto) -> bool:
-    """Whether a main graph is large enough that a forked child overlaps more than the fork costs."""
-    return len(graph.node) + len(graph.initializer) >= PREFETCH_MIN_ENTRIES
+    """Whether a main graph is large enough that a forked child overlaps more than the fork costs, and a
+    core is idle to run it (``forked.idle_core``)."""
+    return len(graph.node) + len(graph.initializer) >= PREFETCH_MIN_ENTRIES and forked.idle_core()
 
 
 def prefetch_inference(loaded: LoadedModel) -> Prefetch | None:
