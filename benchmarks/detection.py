@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,7 +31,7 @@ ROOT = HERE.parent
 CACHE = HERE / ".cache" / "detection"
 sys.path.insert(0, str(HERE))
 
-from run import BASE, LINT, Sample, measure  # noqa: E402
+from run import BASE, LINT, measure, median_sample  # noqa: E402
 
 SIZES = ((320, 320), (384, 288))
 _CONFIRM = r"""
@@ -76,10 +75,6 @@ def _findings(path: Path) -> tuple[list[dict], int]:
     return (json.loads(done.stdout) if done.stdout.strip() else []), done.returncode
 
 
-def _median(runs: list[Sample]) -> Sample:
-    return Sample(statistics.median(r.seconds for r in runs), statistics.median(r.peak_mb for r in runs), runs[0].code)
-
-
 def bench(path: Path, repeat: int, work: Path) -> dict:
     copy = work / path.name
 
@@ -91,7 +86,7 @@ def bench(path: Path, repeat: int, work: Path) -> dict:
         base.append(measure([*BASE, str(path)]))
         check.append(measure([*LINT, str(path)]))
         fix.append(measure([*LINT, "--fix", str(copy)], fresh))
-    b, c, f = _median(base), _median(check), _median(fix)
+    b, c, f = median_sample(base), median_sample(check), median_sample(fix)
     findings, code = _findings(path)
     fresh()
     subprocess.run([*LINT, "--fix", str(copy)], capture_output=True, env=_env(ROOT))
