@@ -101,6 +101,12 @@ REFUSALS: list[tuple[str, Callable[[], onnx.ModelProto], str | None]] = [
     ("the first defect in file order is named: a negative dim before a size", lambda: _model(
         _raw("first", [-2], size=8), _raw("second", [2], size=1)),
      "initializer 'first' has a negative dim [-2]"),
+    ("the first defect in file order is named: an external tensor's negative dim before a size", lambda: _model(
+        _external("first", [-1], location="w.bin"), _raw("second", [2], size=1)),
+     "initializer 'first' has a negative dim [-1]"),
+    ("the first defect in file order is named: a size before an external tensor's negative dim", lambda: _model(
+        _raw("first", [2], size=1), _external("second", [-1], location="w.bin")),
+     "initializer 'first' holds 1 bytes of data but dims [2] need 8"),
     ("typed values too few", lambda: _model(T(name="t", dims=[2, 2], data_type=T.INT64, int64_data=[1, 2, 3])),
      "initializer 't' holds 3 values but dims [2, 2] need 4"),
     ("no values at all", lambda: _model(T(name="t", dims=[2, 2], data_type=T.FLOAT)),

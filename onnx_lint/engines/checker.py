@@ -76,23 +76,27 @@ def _empty_heavy_tensors(model: onnx.ModelProto, paths: list[str]) -> None:
     for scope in scopes_at(model, paths):
         graph = scope.graph
         parts: list[bytes] = []
+        add = parts.append
         emptied = False
         for init in graph.initializer:
             if init.data_location == external or prod(init.dims) > INLINE_ELEMENTS:
-                parts.append(_empty_tensor_field(init.name, init.data_type))
+                name, data_type = init.name.encode(), init.data_type
+                if data_type < 0x80 and len(name) < 0x78:  # every length a one-byte varint: no call per tensor
+                    add(bytes((0x2A, len(name) + 6, 0x08, 0x00, 0x10, data_type, 0x42, len(name))) + name)
+                else:
+                    add(_empty_tensor_field(name, data_type))
                 emptied = True
             else:
                 body = init.SerializeToString()
-                parts.append(b"\x2a" + _varint(len(body)) + body)
+                add(b"\x2a" + _varint(len(body)) + body)
         if emptied:
             del graph.initializer[:]
             graph.MergeFromString(b"".join(parts))
 
 
-def _empty_tensor_field(name: str, data_type: int) -> bytes:
+def _empty_tensor_field(encoded: bytes, data_type: int) -> bytes:
     """A GraphProto ``initializer`` field (5) holding a TensorProto with dims [0] (field 1), ``data_type``
-    (field 2) and ``name`` (field 8): the bytes protobuf writes for that message."""
-    encoded = name.encode()
+    (field 2) and the name ``encoded`` (field 8): the bytes protobuf writes for that message."""
     body = b"\x08\x00\x10" + _varint(data_type) + b"\x42" + _varint(len(encoded)) + encoded
     return b"\x2a" + _varint(len(body)) + body
 

@@ -81,13 +81,17 @@ def _check_group(kind: str, tensors: Iterable[onnx.TensorProto], display: str,
                  external: list[onnx.TensorProto]) -> None:
     """The loop 100k weights pay: each protobuf field read makes a Python object, so a tensor costs
     four reads (dims once, as a list, location, raw length, type). Raw data of a whole-byte type
-    whose length matches is the common case; anything else takes ``_check_tensor``'s full path."""
+    whose length matches is the common case; anything else takes ``_check_tensor``'s full path.
+    Every dim goes into one list whose minimum is taken once: a negative one is rare, and only then
+    are the tensors walked again to name the first."""
     external_location = onnx.TensorProto.EXTERNAL
     itemsizes, prod = ITEMSIZES, math.prod
+    every_dim: list[int] = []
+    gather = every_dim.extend
+    scanned = 0  # every_dim[:scanned] holds no negative dim
     for tensor in tensors:
-        dims = tensor.dims[:]  # a list: min and prod on it cost less than on protobuf's container
-        if dims and min(dims) < 0:
-            raise ModelLoadError(display, f"{kind} '{tensor.name}' has a negative dim {dims}")
+        dims = tensor.dims[:]  # a list: prod on it costs less than on protobuf's container
+        gather(dims)
         if tensor.data_location == external_location:
             external.append(tensor)
             continue
@@ -96,7 +100,14 @@ def _check_group(kind: str, tensors: Iterable[onnx.TensorProto], display: str,
             itemsize = itemsizes.get(tensor.data_type)
             if itemsize is not None and held == prod(dims) * itemsize:
                 continue
+        if len(every_dim) > scanned:  # a negative dim here or before is named first, as in file order
+            if min(every_dim[scanned:]) < 0:
+                break
+            scanned = len(every_dim)
         _check_tensor(kind, tensor, dims, held, display)
+    if every_dim and min(every_dim) < 0:
+        bad = next(t for t in tensors if t.dims and min(t.dims) < 0)
+        raise ModelLoadError(display, f"{kind} '{bad.name}' has a negative dim {bad.dims[:]}")
 
 
 def _check_tensor(kind: str, tensor: onnx.TensorProto, dims: list[int], held: int, display: str) -> None:
