@@ -33,6 +33,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,7 +85,7 @@ class Timed:
     stopped: bool = False
 
 
-def measure(command: list[str], timeout: float, prepare: Any = None) -> Timed:
+def measure(command: list[str], timeout: float, prepare: Callable[[], None] | None = None) -> Timed:
     """Time one command in a fresh measuring process, so that RUSAGE_CHILDREN holds that command alone."""
     if prepare:
         prepare()
@@ -150,13 +152,21 @@ class Skipped(Exception):
     """The tool has nothing to do on this model (said in the row, not an error)."""
 
 
-def _constant_matmuls(path: Path) -> int:
+def _constant_matmuls(path: Path) -> tuple[int, str]:
+    """The MatMuls whose weight is an initializer (all that MatMulNBitsQuantizer takes), and why there are none."""
     import onnx
 
     model = onnx.load(path, load_external_data=False)
     constants = {t.name for t in model.graph.initializer}
-    constants |= {o for n in model.graph.node if n.op_type == "Constant" for o in n.output}
-    return sum(1 for n in model.graph.node if n.op_type == "MatMul" and len(n.input) > 1 and n.input[1] in constants)
+    producers = {o: n.op_type for n in model.graph.node for o in n.output}
+    matmuls = [n for n in model.graph.node if n.op_type == "MatMul" and len(n.input) > 1]
+    found = sum(1 for n in matmuls if n.input[1] in constants)
+    computed = sorted({producers.get(n.input[1], "a graph input") for n in matmuls if n.input[1] not in constants})
+    gemms = sum(1 for n in model.graph.node if n.op_type == "Gemm")
+    why = (f"no MatMul with a constant weight: {len(matmuls)} MatMuls, all reading computed weights "
+           f"(from {', '.join(computed)})" if matmuls else "no MatMul at all")
+    why += f"; {gemms} Gemm(s), which the quantizer does not take" if gemms else ""
+    return found, why
 
 
 def derive(variant: str, base: Path, out: Path) -> str:
@@ -197,9 +207,9 @@ def derive(variant: str, base: Path, out: Path) -> str:
         quantize_dynamic(str(base), str(out), weight_type=weight)
         return f"weights {weight.name}"
     if variant == "int4":
-        found = _constant_matmuls(base)
+        found, why = _constant_matmuls(base)
         if not found:
-            raise Skipped("no MatMul with a constant weight (the classifier is a Gemm): nothing for MatMulNBits")
+            raise Skipped(why)
         from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
         quantizer = MatMulNBitsQuantizer(onnx.load(base), block_size=32, is_symmetric=True)
@@ -228,8 +238,10 @@ def _derive_child(variant: str, base: Path, out: Path) -> int:
     except Skipped as skip:
         print(json.dumps({"skipped": str(skip)}))
         return 0
-    except Exception as error:
-        text = " ".join(f"{type(error).__name__}: {error}".split())[:500]
+    except Exception as error:  # the tool's words and where it raised them (a bare IndexError says little)
+        frame = traceback.extract_tb(error.__traceback__)[-1]
+        where = f" (at {Path(frame.filename).parent.name}/{Path(frame.filename).name}:{frame.lineno} in {frame.name})"
+        text = " ".join(f"{type(error).__name__}: {error}".split())[:400] + where
         print(json.dumps({"error": text}))
         return 0
     finally:
@@ -271,7 +283,7 @@ def _onnxruntime_version(python: str) -> str:
     return done.stdout.strip() or "none"
 
 
-def variants(base: Path, wanted: Any, torch_python: str | None) -> list[Model]:
+def variants(base: Path, wanted: Callable[[str], bool], torch_python: str | None) -> list[Model]:
     """The variants of one base, made when missing; errors and skips kept as rows.
 
     ONNX Runtime's ``optimize_model`` imports torch whenever it runs ONNX Runtime's own graph optimizer
@@ -540,6 +552,16 @@ def timings_section(rows: list[Model], top: int, timeout: float) -> list[str]:
     return lines
 
 
+def _revision() -> str:
+    """The commit of the measured onnx_lint, and whether its files differ from it (others may commit mid-run)."""
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "onnx_lint"], capture_output=True,
+                           text=True)
+    if head.returncode:
+        return "not a git checkout"
+    return head.stdout.strip() + (" with uncommitted changes in onnx_lint/" if dirty.stdout.strip() else "")
+
+
 def _load() -> str:
     return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -564,7 +586,9 @@ def main(argv: list[str] | None = None) -> int:
     repeat = 1 if args.smoke else args.repeat
     # Measured processes run from bytecode, as an installed onnx-lint does (see run.py).
     compileall.compile_dir(str(ROOT / "onnx_lint"), quiet=1)
+    revision = _revision()
     head = [f"Load average (1/5/15 min) at the start: {_load()} on {os.cpu_count()} cores.",
+            f"onnx-lint measured: this checkout at {revision}.",
             *versions(None if args.smoke else args.torch_python)]
     print("\n".join(head), flush=True)
     work = Path(tempfile.mkdtemp(prefix="onnx-lint-families-")) if args.smoke else None
@@ -588,6 +612,8 @@ def main(argv: list[str] | None = None) -> int:
         if work:
             shutil.rmtree(work, ignore_errors=True)
     lines += ["", f"Load average at the end: {_load()}. Total benchmark time: {time.perf_counter() - started:.0f} s."]
+    if (now := _revision()) != revision:
+        lines.append(f"**The checkout changed during the run** ({revision} -> {now}): rows measured different code.")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.markdown:
