@@ -57,19 +57,24 @@ DERIVE_TIMEOUT = 900.0
 # run.py's measure() cannot stop a command that runs too long, so this snippet measures the same way (peak RSS and
 # CPU = user + sys from RUSAGE_CHILDREN: the command and every descendant it waited for) and adds a timeout. The
 # command runs in its own session so that a stopped check takes its own children (ONNX Runtime probes) with it.
+# A timer thread stops it, not Popen.wait(timeout=...): that polls with sleeps of up to 50 ms, which rounded every
+# time measured up to the next 50 ms step.
 _MEASURE = r"""
-import os, resource, signal, subprocess, sys, time
+import os, resource, signal, subprocess, sys, threading, time
 timeout = float(sys.argv[1])
 start = time.perf_counter()
 child = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-try:
-    code, late = child.wait(timeout=timeout), 0
-except subprocess.TimeoutExpired:
+late = []
+def stop():
+    late.append(1)
     os.killpg(child.pid, signal.SIGKILL)
-    code, late = child.wait(), 1
+timer = threading.Timer(timeout, stop)
+timer.start()
+code = child.wait()
 elapsed = time.perf_counter() - start
+timer.cancel()
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(elapsed, usage.ru_maxrss, code, usage.ru_utime + usage.ru_stime, late)
+print(elapsed, usage.ru_maxrss, code, usage.ru_utime + usage.ru_stime, len(late))
 """
 _ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 
