@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import os
 import signal
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -79,28 +80,52 @@ def run_in_child(target: str, request: bytes, budget_s: float,
 def _run_forked(target: str, request: bytes, budget_s: float,
                 cancelled: Callable[[], bool] | None) -> ChildOutcome | None:
     """``run_in_child`` by a forked child; ``None`` where forking is unsafe or unavailable."""
-    module, _, name = target.partition(":")
-    try:
-        function = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):  # importable only on the sandbox child's path
-        return None
-    call = ForkedCall.start(partial(_answer, function, request), own_group=True)
-    if call is None:
-        return None
-    finished = call.finished_within(budget_s, cancelled)
-    if finished is None:  # no way to wait with a deadline: the sandbox's child does it instead
-        call.abandon()
-        return None
-    if not finished:
-        call.abandon()
-        if cancelled is not None and cancelled():
-            return ChildOutcome(None, "cancelled")
-        return ChildOutcome(None, f"did not finish within its budget of {budget_s:.3g} s", True)
-    done, answer = call.result()
-    if not done or answer is None:
-        return ChildOutcome(None, "the child process ended without an answer (its CPU limit, or a crash)")
-    payload, error = answer
-    return ChildOutcome(payload) if error is None else ChildOutcome(None, error)
+    pending = EarlyChild.start(target, request)
+    return pending.outcome(budget_s, cancelled) if pending is not None else None
+
+
+class EarlyChild:
+    """A forked ``target(request)`` started before its caller knows whether it needs the answer or how long
+    it may wait: ``outcome`` gives the child ``budget_s`` seconds from its start (the answer is taken if it
+    is there by then, or if it is there when asked), ``abandon`` stops it unasked."""
+
+    def __init__(self, call: ForkedCall[tuple[bytes | None, str | None]]) -> None:
+        self._call, self._started = call, time.monotonic()
+
+    @classmethod
+    def start(cls, target: str, request: bytes) -> EarlyChild | None:
+        """The child started; ``None`` where forking is unsafe or unavailable (or the target not importable
+        here: the sandbox's child imports it on its own path)."""
+        module, _, name = target.partition(":")
+        try:
+            function = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            return None
+        call = ForkedCall.start(partial(_answer, function, request), own_group=True)
+        return cls(call) if call is not None else None
+
+    def outcome(self, budget_s: float, cancelled: Callable[[], bool] | None = None) -> ChildOutcome | None:
+        """The child's answer within ``budget_s`` seconds of its start; ``None`` where the kernel cannot wait
+        on it with a deadline (the caller runs the sandbox's child instead)."""
+        call = self._call
+        left = max(0.0, self._started + budget_s - time.monotonic())
+        finished = call.finished_within(left, cancelled) if left > 0 else call.finished_within(0.001)
+        if finished is None:
+            call.abandon()
+            return None
+        if not finished:
+            call.abandon()
+            if cancelled is not None and cancelled():
+                return ChildOutcome(None, "cancelled")
+            return ChildOutcome(None, f"did not finish within its budget of {budget_s:.3g} s", True)
+        done, answer = call.result()
+        if not done or answer is None:
+            return ChildOutcome(None, "the child process ended without an answer (its CPU limit, or a crash)")
+        payload, error = answer
+        return ChildOutcome(payload) if error is None else ChildOutcome(None, error)
+
+    def abandon(self) -> None:
+        self._call.abandon()
 
 
 def _answer(function: Callable[[bytes], bytes], request: bytes) -> tuple[bytes | None, str | None]:

@@ -40,6 +40,7 @@ from onnx_lint.model.load import LoadedModel
 from onnx_lint.model.shapes import Dim, TensorInfo, tensor_info, value_tensor_info
 
 if TYPE_CHECKING:  # the probe and ONNX Runtime's symbolic inference are imported when a model needs them
+    from onnx_lint.engines.budgeted import EarlyChild
     from onnx_lint.engines.probe import ProbeResult
 
 __all__ = ["ShapeOracle"]
@@ -83,6 +84,7 @@ class ShapeOracle:
     _values: dict[str, GraphValues] = field(default_factory=dict)
     _info_cache: dict[Key, TensorInfo | None] = field(default_factory=dict)
     _symbolic: dict[str, TensorInfo] | None = None
+    _symbolic_early: EarlyChild | None = None
     _pinned: dict[int, dict[str, Mapping[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
     _cut: CutSource | None = None
     _named_pins: dict[int, tuple[dict[str, int], Mapping[str, onnx.ValueInfoProto]]] = field(default_factory=dict)
@@ -286,9 +288,8 @@ class ShapeOracle:
         from onnx_lint.engines.symbolic import SymbolicFailure, run_symbolic_budgeted
 
         self._symbolic = {}
-        model = onnx.ModelProto.FromString(self._stripped_bytes)
-        swap_heavy_initializers(model, self.paths, all_external=True)
-        result = run_symbolic_budgeted(model, budget_s)
+        early, self._symbolic_early = self._symbolic_early, None
+        result = run_symbolic_budgeted(self._symbolic_input(), budget_s, early=early)
         if isinstance(result, SymbolicFailure):
             self.notes.append(EngineNote(Engine.ORT_SYMBOLIC, result.message))
             if result.expired:
@@ -299,6 +300,29 @@ class ShapeOracle:
             info = value_tensor_info(value)
             if info is not None and info.rank is not None and value.name not in value_set:
                 self._symbolic[value.name] = info
+
+    def _symbolic_input(self) -> onnx.ModelProto:
+        """The stripped main graph with every external weight an input (the engine reads any initializer)."""
+        model = onnx.ModelProto.FromString(self._stripped_bytes)
+        swap_heavy_initializers(model, self.paths, all_external=True)
+        return model
+
+    def start_symbolic_early(self) -> None:
+        """Start the symbolic engine now where it will almost surely be asked (``symbolic.start_early``): a
+        small main graph holding operators of a domain ONNX has no schemas for, while a core is idle. A lint
+        that never asks stops it (``stop_early_engines``)."""
+        from onnx_lint.engines.forked import idle_core
+        from onnx_lint.engines.symbolic import start_early
+
+        if self._symbolic is not None or self._symbolic_early is not None or not idle_core():
+            return
+        self._symbolic_early = start_early(self._symbolic_input())
+
+    def stop_early_engines(self) -> None:
+        """Stop an engine started early that the lint did not ask."""
+        if self._symbolic_early is not None:
+            self._symbolic_early.abandon()
+            self._symbolic_early = None
 
     def symbolic_types(self) -> dict[str, TensorInfo]:
         """What the symbolic engine derived for the main graph (empty if it did not run)."""
@@ -485,7 +509,7 @@ class ShapeOracle:
         if nodes_reordered:
             return ShapeOracle(loaded)
         return dataclasses.replace(self, loaded=loaded, notes=list(self.notes), expired=list(self.expired),
-                                   _annotated=None, derive=False)
+                                   _annotated=None, _symbolic_early=None, derive=False)
 
     # -- inference that trusts the declarations -----------------------------------
     def annotated_values(self, graph: str) -> Mapping[str, onnx.ValueInfoProto]:

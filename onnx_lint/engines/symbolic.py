@@ -18,7 +18,7 @@ from typing import Any
 import onnx
 
 from onnx_lint.base.errors import first_line
-from onnx_lint.engines.budgeted import run_in_child
+from onnx_lint.engines.budgeted import EarlyChild, run_in_child
 from onnx_lint.engines.limits import engine_headroom, memory_ceiling
 
 # Each round of the symbolic engine restarts after one batch of dim merges; real models need a few.
@@ -26,6 +26,7 @@ MAX_SYMBOLIC_ROUNDS = 64
 # A derived dim whose sympy expression prints longer than this becomes a fresh symbol (see ``_capped``).
 MAX_DIM_CHARS = 512
 _MODEL, _FAILURE = b"M", b"E"
+_TARGET = "onnx_lint.engines.symbolic:infer_in_child"
 
 
 @dataclass(frozen=True)
@@ -37,18 +38,38 @@ class SymbolicFailure:
 
 
 def run_symbolic_budgeted(model: onnx.ModelProto, budget_s: float,
-                          cancelled: Callable[[], bool] | None = None) -> onnx.ModelProto | SymbolicFailure:
-    """``run_symbolic_inference(model)`` in a child killed after ``budget_s`` seconds."""
-    missing = next((name for name in ("onnxruntime", "sympy") if importlib.util.find_spec(name) is None), None)
-    if missing is not None:  # said here: no child is started for an engine that is not installed
-        return SymbolicFailure(f"not available ({missing} is not installed); install onnx-lint[runtime]")
-    outcome = run_in_child("onnx_lint.engines.symbolic:infer_in_child", model.SerializeToString(), budget_s, cancelled)
+                          cancelled: Callable[[], bool] | None = None,
+                          early: EarlyChild | None = None) -> onnx.ModelProto | SymbolicFailure:
+    """``run_symbolic_inference(model)`` in a child killed after ``budget_s`` seconds; ``early``: the child
+    ``start_early`` started on this model, whose budget counts from its start."""
+    missing = _missing_engine()
+    if missing is not None:
+        return SymbolicFailure(missing)
+    outcome = early.outcome(budget_s, cancelled) if early is not None else None
+    if outcome is None:
+        outcome = run_in_child(_TARGET, model.SerializeToString(), budget_s, cancelled)
     if outcome.payload is None:
         return SymbolicFailure(outcome.reason, outcome.expired)
     kind, body = outcome.payload[:1], outcome.payload[1:]
     if kind == _MODEL:
         return onnx.ModelProto.FromString(body)
     return SymbolicFailure(body.decode("utf-8", "replace") or "gave no answer")
+
+
+def start_early(model: onnx.ModelProto) -> EarlyChild | None:
+    """Start the engine on ``model`` before it is known to be needed, in a forked child (``None`` where
+    none starts): on a small model with ONNX Runtime's own operators, which ONNX's inference cannot type,
+    the engine is needed almost always and takes 0.3 s, mostly sympy's import; started first, it runs
+    beside the rules that ask ONNX Runtime for a session instead of after them."""
+    if _missing_engine() is not None:
+        return None
+    return EarlyChild.start(_TARGET, model.SerializeToString())
+
+
+def _missing_engine() -> str | None:
+    """Why the engine cannot run here (said without starting a child), or ``None``."""
+    missing = next((name for name in ("onnxruntime", "sympy") if importlib.util.find_spec(name) is None), None)
+    return None if missing is None else f"not available ({missing} is not installed); install onnx-lint[runtime]"
 
 
 def infer_in_child(request: bytes) -> bytes:

@@ -12,11 +12,12 @@ from pathlib import Path
 from onnx_lint.base.errors import ModelLoadError
 from onnx_lint.base.timings import PARSE, VALIDATE, rule_step, step
 from onnx_lint.engines.checker import checker_verdict
-from onnx_lint.engines.prefetch import prefetch_inference
+from onnx_lint.engines.prefetch import is_prefetched, prefetch_inference
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.diagnostics import Diagnostic
 from onnx_lint.lint.file_result import UNREADABLE, FileResult, unreadable_diagnostic
 from onnx_lint.lint.rule_api import Rule
+from onnx_lint.model.graphs import holds_runtime_operators
 from onnx_lint.model.load import LoadedModel, read_unvalidated, validate_loaded
 
 Enabled = Callable[[str], bool]
@@ -86,11 +87,18 @@ def lint_loaded(loaded: LoadedModel, display: str, rules: Sequence[Rule], enable
     result = FileResult(loaded.path, display)
     try:
         ctx = LintContext(loaded, display, runtime_probe=runtime_probe, inference_budget=inference_budget)
-        run = RuleRun(ctx, rules, enabled)
-        run.run(lambda rule: not rule.needs_inference)
-        run.prepare()
-        ctx.check_integrity()
-        run.run(lambda rule: True)
+        early = not is_prefetched(loaded) and holds_runtime_operators(loaded.model, loaded.scopes[0])
+        if early:  # ONNX's inference cannot type them: ONNX Runtime's engine will be asked, so it starts first
+            ctx.oracle.start_symbolic_early()
+        try:
+            run = RuleRun(ctx, rules, enabled)
+            run.run(lambda rule: not rule.needs_inference)
+            run.prepare()
+            ctx.check_integrity()
+            run.run(lambda rule: True)
+        finally:
+            if early:
+                ctx.oracle.stop_early_engines()
         result.diagnostics, result.internal_errors = run.diagnostics(), run.internal_errors()
     except ModelLoadError as exc:
         result.diagnostics = [unreadable_diagnostic(display, exc.problem)]

@@ -346,3 +346,14 @@ def out_of_order_nodes(scope: GraphScope) -> list[tuple[int, str, int]]:
 def defined_outside(scope: GraphScope, name: str) -> bool:
     """Whether an enclosing graph defines ``name`` (a subgraph may read outer-scope tensors)."""
     return scope.parent is not None and scope.parent.lookup(name) is not None
+
+
+def holds_runtime_operators(model: onnx.ModelProto, main: GraphScope) -> bool:
+    """Whether the main graph (``main``, the model's first scope) has a node of a domain ONNX has no
+    schemas for (ONNX Runtime's ``com.microsoft`` fused and quantized operators, a custom library's)
+    that no function of the model defines: ONNX's inference leaves such a node's outputs, and
+    everything after them, untyped."""
+    local = {function.domain for function in model.functions}
+    graph = main.graph
+    return any(graph.node[i].domain not in STANDARD_DOMAINS and graph.node[i].domain not in local
+               for i in main.special())
