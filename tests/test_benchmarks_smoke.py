@@ -44,6 +44,13 @@ def test_performance_benchmark_smoke(tmp_path):
         assert row in table
 
 
+def test_families_benchmark_smoke(tmp_path):
+    """Without torch: a tiny helper-built MLP and the committed timm export through every variant tool
+    (quantize_static, quantize_dynamic, MatMulNBits, optimize_model) and the check/--fix measurements."""
+    table = _smoke("benchmarks/families.py", tmp_path, timeout=900)
+    assert "tiny_mlp.helper" in table and "quantize_static (QDQ)" in table and "optimize_model" in table
+
+
 def test_server_footprint_benchmark_smoke(tmp_path):
     table = _smoke("benchmarks/server_footprint.py", tmp_path, timeout=300)
     assert "main process RSS" in table and "| no |" in table  # onnx stays out of the server's own process
