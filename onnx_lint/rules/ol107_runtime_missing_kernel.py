@@ -92,6 +92,14 @@ class RuntimeMissingKernel(Rule):
     severity = Severity.ERROR
     summary = "ONNX Runtime has no CPU kernel for a node (or its kernel rejects the node), in its own words"
 
+    def prepare(self, ctx: LintContext) -> None:
+        """Ask ONNX Runtime now where ``check`` will surely ask it (a model this small): the session's
+        child then runs while ONNX Runtime's symbolic engine, started early for its own operators, runs
+        on the other core, instead of one after the other."""
+        if sum(len(scope.graph.node) for scope in ctx.scopes) <= ASK_ALWAYS_MAX_NODES and runtime_facts() is not None \
+                and runtime_refusal_to_ask(ctx.loaded) is None:
+            ctx.runtime_refusal  # noqa: B018 -- computed and kept by the context
+
     def check(self, ctx: LintContext) -> Iterable[Diagnostic]:
         facts = runtime_facts()
         if facts is None:
