@@ -2,23 +2,56 @@
 
 A small model with ONNX Runtime's own operators needs the engine almost always, so the lint starts it
 first, beside the rules that ask ONNX Runtime for a session. Started early or when asked, the user sees
-the same findings; a lint that never asks leaves no child process behind.
+the same findings; a lint that never asks leaves no child process behind. Each case runs in a fresh
+interpreter, as the command line does: a test process that has imported onnxruntime may not fork.
 """
 
 from __future__ import annotations
 
-import os
+import json
+import subprocess
+import sys
 
 import onnx
 import pytest
+from conftest import REPO
 from onnx import TensorProto as T
 from onnx import helper as h
 
+pytest.importorskip("sympy")
+
+_RUN = r"""
+import json, os, sys
 from onnx_lint import api
 from onnx_lint.engines import budgeted, forked
 from onnx_lint.engines.oracle import ShapeOracle
 
-pytest.importorskip("sympy")
+forked.idle_core = lambda: True  # a core counts as idle, however busy the test machine is
+started = []
+start = budgeted.EarlyChild.start.__func__
+def recording(cls, target, request):
+    child = start(cls, target, request)
+    if child is not None:
+        started.append(child)
+    return child
+budgeted.EarlyChild.start = classmethod(recording)
+ignore = sys.argv[2:] or None
+
+def findings():
+    return [[d.code, d.message, d.engine] for d in api.check(sys.argv[1], ignore=ignore).diagnostics]
+
+early = findings()
+early_children = len(started)
+ShapeOracle.start_symbolic_early = lambda self: None
+asked = findings()
+try:
+    os.waitpid(-1, os.WNOHANG)
+    left = True
+except ChildProcessError:
+    left = False
+print(json.dumps({"early": early, "asked": asked, "early_children": early_children, "all_children": len(started),
+                  "children_left": left}))
+"""
 
 
 def _fast_gelu(declared) -> onnx.ModelProto:
@@ -30,49 +63,28 @@ def _fast_gelu(declared) -> onnx.ModelProto:
                         ir_version=8)
 
 
-@pytest.fixture
-def started(monkeypatch) -> list[budgeted.EarlyChild]:
-    """Every engine started early during the test (a core counts as idle however busy the machine is)."""
-    children: list[budgeted.EarlyChild] = []
-    start = budgeted.EarlyChild.start.__func__  # type: ignore[attr-defined]
-
-    def recording(cls, target, request):
-        child = start(cls, target, request)
-        if child is not None:
-            children.append(child)
-        return child
-
-    monkeypatch.setattr(forked, "idle_core", lambda: True)
-    monkeypatch.setattr(budgeted.EarlyChild, "start", classmethod(recording))
-    return children
+def _run(path, *ignore: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", _RUN, str(path), *ignore], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _no_children_left() -> bool:
-    """No child process of this one is left, running or unreaped."""
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
-
-
-def test_a_stale_output_found_by_the_engine_started_early_is_the_one_found_when_asked(tmp_path, monkeypatch,
-                                                                                      started):
+def test_a_stale_output_found_by_the_engine_started_early_is_the_one_found_when_asked(tmp_path):
     path = tmp_path / "gelu.onnx"
     onnx.save(_fast_gelu([]), path)
-    early = api.check(path).diagnostics
-    assert len(started) == 1
-    [finding] = [d for d in early if d.code == "OL001"]
-    assert "float[batch, 8]" in finding.message and finding.engine == "onnxruntime-symbolic"
-    monkeypatch.setattr(ShapeOracle, "start_symbolic_early", lambda self: None)
-    assert api.check(path).diagnostics == early
-    assert len(started) == 2  # the engine forked when asked, as before
-    assert _no_children_left()
+    run = _run(path)
+    assert run["early_children"] == 1
+    [finding] = [f for f in run["early"] if f[0] == "OL001"]
+    assert "float[batch, 8]" in finding[1] and finding[2] == "onnxruntime-symbolic"
+    assert run["asked"] == run["early"]
+    assert run["all_children"] == 2  # the second lint forked the engine when it asked, as before
+    assert not run["children_left"]
 
 
-def test_an_engine_started_early_that_nobody_asks_is_stopped(tmp_path, started):
+def test_an_engine_started_early_that_nobody_asks_is_stopped(tmp_path):
     path = tmp_path / "gelu.onnx"
     onnx.save(_fast_gelu(["batch", 8]), path)  # healthy: no declaration needs the engine
-    assert [d.code for d in api.check(path, ignore=["OL107"]).diagnostics] == []
-    assert len(started) == 1
-    assert _no_children_left()
+    run = _run(path, "OL107")
+    assert run["early"] == [] and run["early_children"] == 1
+    assert not run["children_left"]
