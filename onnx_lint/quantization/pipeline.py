@@ -47,7 +47,8 @@ def quantize_model(source: Path, output: Path, samples: list[Sample], options: Q
     be quantized to INT8 and an FP16-only model was written. ``source_name`` is the source the written model
     records (model/provenance.py) when ``source`` is a temporary copy; else its file name.
     """
-    report = QuantizeReport(str(source), str(output), calibration, target=options.target)
+    report = QuantizeReport(str(source), str(output), calibration, target=options.target,
+                            min_cosine=options.min_cosine)
     run = QuantizeRun(source, output, samples, options, rules, progress, report, source_name, on_written)
     refuse_existing_output(output, options.force)
     repair_model(run)

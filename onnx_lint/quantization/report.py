@@ -46,6 +46,8 @@ class QuantizeReport:
     target: str = "onnxruntime"  # the runtime quantized for (options.TARGETS)
     kept_in_fp32: Fp32Placement | None = None  # nodes whose measured outputs exceed what FP16 holds (activations.py)
     sensitivity: Sensitivity | None = None  # each INT8 node's error at the outputs when alone INT8
+    # the accuracy target (--min-cosine), also when the first pass met it and no fallback search ran
+    min_cosine: float | None = None
 
     @property
     def exit_code(self) -> int:
@@ -56,7 +58,7 @@ class QuantizeReport:
     def to_json(self) -> dict:
         return {
             "model": self.model, "output": self.output, "written": self.written, "fp16_only": self.fp16_only,
-            "target": self.target,
+            "target": self.target, "min_cosine": self.min_cosine,
             "calibration": self.calibration, "fixes": self.fixes, "opset": _json(self.opset, {}),
             "nodes": _json(self.nodes, {}), "validation": _json(self.validation, {}),
             "kept_in_float": self.kept_in_float, "fp32_scales": self.fp32_scales,
