@@ -6,7 +6,7 @@ import { test } from "node:test";
 import * as oniguruma from "vscode-oniguruma";
 import * as textmate from "vscode-textmate";
 import { edgeTable, FindingGraph, findingSvg, layoutFinding } from "../src/graphView";
-import { frontierHtml, outputsTable, renderReport, safeSvg, sensitivityHtml } from "../src/reportHtml";
+import { frontierHtml, safeSvg } from "../src/reportHtml";
 import { renderView, toViewDiagnostics } from "../src/viewHtml";
 
 const ROOT = path.join(__dirname, "..", "..");
@@ -92,32 +92,6 @@ test("an open graph is drawn in the view under a heading that takes the keyboard
   assert.match(failed, /<p class="failure">no graph<\/p>/);
 });
 
-test("the quantize report shows every output field it has, known ones first and unknown ones too", () => {
-  const table = outputsTable([
-    { name: "Y", shape: [3, 8], max_abs_error: 0.0123456789, cosine_similarity: 0.99991234, fp32_scale: 2.5,
-      relative_error: 0.004, percentile_error: 0.5 },
-    { name: "Z", shape: [], cosine_similarity: 1 },
-  ]);
-  const headers = [...table.matchAll(/<th[^>]*>([^<]*)<\/th>/g)].map((m) => m[1]);
-  assert.deepEqual(headers, ["output", "shape", "cosine similarity", "relative error", "max abs error", "FP32 scale",
-    "percentile error"]);
-  assert.match(table, /<td class="number">0\.999912<\/td>/);
-  assert.match(table, /<td>3 × 8<\/td>/);
-  assert.match(table, /<td>scalar<\/td>/);
-  assert.match(table, /<td class="number">—<\/td>/);  // Z has no relative error
-  const report = renderReport({ output: "/m/weak.int8-fp16.onnx", outputs: [{ name: "Y", cosine_similarity: 0.99 }],
-    opset: { from: 17, to: 21 }, nodes: { total: 9, QuantizeLinear: 2 }, fixes: [], warnings: ["random calibration"] },
-    ["random calibration"]);
-  assert.match(report, /Wrote <code>\/m\/weak\.int8-fp16\.onnx<\/code>/);
-  assert.match(report, /<dt>opset<\/dt><dd>from: 17; to: 21<\/dd>/);
-  assert.match(report, /<dt>fixes<\/dt><dd>none<\/dd>/);
-  assert.equal((report.match(/random calibration/g) ?? []).length, 1);
-  // The fixes quantize applied first read as findings, one per line, not as a field dump.
-  const fixed = renderReport({ output: "/m/q.onnx", fixes: [{ code: "OL001", message: "graph output 'Y' is declared as a scalar",
-    fix: { title: "Declare the computed shape [batch, 8] on output 'Y'" }, location: { path: "graph/output[0]", tensor: "Y" } }] });
-  assert.match(fixed, /<dt>fixes<\/dt><dd><ul class="report-list"><li>OL001: Declare the computed shape \[batch, 8\] on output &#39;Y&#39; \(graph\/output\[0\]\)<\/li><\/ul><\/dd>/);
-});
-
 // What onnx_lint/quantization/frontier_plot.py writes (shortened): theme colours, every text escaped.
 const FRONTIER_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 480 300" width="480" height="300" role="img" aria-labelledby="frontier-title" class="frontier" font-family="sans-serif" font-size="11" fill="currentColor" stroke="currentColor">
 <title id="frontier-title">Accuracy against INT8 coverage: each build the accuracy target tried</title>
@@ -129,55 +103,6 @@ const FRONTIER_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 480 3
 <circle cx="464.0" cy="240.2" r="4" fill="none" class="missed"><title>first pass: INT8 100.0%, cosine 0.999963</title></circle>
 </svg>
 `;
-
-const SENSITIVITY = {
-  samples: 2, all_int8_cosine: 0.99812, stopped: "time budget of 60 s spent", not_measured: ["Conv_12", "Conv_13"],
-  nodes: Array.from({ length: 12 }, (_x, i) => ({ node: i === 0 ? "<b>Conv_0</b>" : `Conv_${i}`, op_type: "Conv",
-    cosine_alone: 0.9981234567 + i * 1e-5, error: 0.01 / (i + 1), share: i === 0 ? 0.342 : 0.05, macs: 1_204_224 * (i + 1),
-    error_per_mac: 1e-9 })),
-};
-
-test("the quantize report shows the target, the 10 costliest INT8 nodes and the frontier, not their raw dumps", () => {
-  const report = renderReport({
-    output: "/m/q.onnx", target: "tensorrt", outputs: [{ name: "Y", cosine_similarity: 0.998 }],
-    sensitivity: SENSITIVITY,
-    kept_in_fp32: { threshold: 65504, reason: "their outputs exceed 65504", nodes: [{ node: "Pow_3", op_type: "Pow", max_abs: 123456.7 }] },
-    fallback: { target: 0.999, met: true, frontier: [
-      { int8_mac_share: 1, cosine: 0.999963, build: "first pass", met: false },
-      { int8_mac_share: 0, cosine: 1, build: "FP16 only", met: true }] },
-    provenance: { tool: "onnx-lint", sensitivity: { Conv_0: [0.342, 0.998] } },
-    target_runtime: "TensorRT (explicit quantization) and ONNX Runtime",
-  }, [], FRONTIER_SVG);
-  assert.match(report, /<p class="quantize-target">Target runtime: <strong>TensorRT<\/strong><\/p>/);
-  // Sensitivity: the first 10 of 12, most costly first, names escaped, figures as the CLI prints them.
-  const table = /<table class="sensitivity">[\s\S]*?<\/table>/.exec(report)![0];
-  const headers = [...table.matchAll(/<th[^>]*>([^<]*)<\/th>/g)].map((m) => m[1]);
-  assert.deepEqual(headers, ["node", "op", "cosine alone", "share of error", "MACs"]);
-  assert.equal((table.match(/<tr>/g) ?? []).length, 11);  // the header row and 10 nodes
-  assert.match(table, /<tr><td><code>&lt;b&gt;Conv_0&lt;\/b&gt;<\/code><\/td><td>Conv<\/td><td class="number">0\.998123<\/td>/ );
-  assert.match(table, /<td class="number">34\.2%<\/td><td class="number">1,204,224<\/td>/);
-  assert.doesNotMatch(table, /Conv_10|Conv_11/);
-  assert.match(report, /<h3 id="sensitivity-title">Sensitivity<\/h3>/);
-  assert.match(report, /on 2 samples[^<]*the first 10 of 12\. Every INT8 node at once: cosine 0\.998120\./);
-  assert.match(report, /Not measured: 2 INT8 nodes \(time budget of 60 s spent\): Conv_12, Conv_13/);
-  // The plot, as the server drew it, with its points as a table too.
-  assert.ok(report.includes(FRONTIER_SVG.trim()));
-  assert.match(report, /<figure class="frontier-plot"><svg [^>]*class="frontier"/);
-  assert.match(report, /<td>first pass<\/td><td class="number">100\.0%<\/td><td class="number">0\.999963<\/td><td>no<\/td>/);
-  // Kept in FP32: in words, one line per node.
-  assert.match(report, /<dt>kept in FP32<\/dt><dd><p>their outputs exceed 65504<\/p><ul class="report-list"><li><code>Pow_3<\/code> Pow, max \|x\| 123457<\/li>/);
-  // The facts list keeps the rest, without the dumps rendered above.
-  const facts = /<dl class="facts">[\s\S]*<\/dl>/.exec(report)![0];
-  assert.doesNotMatch(facts, /<dt>sensitivity<\/dt>|<dt>target<\/dt>|frontier|first pass|Conv_0/);
-  assert.match(facts, /<dt>fallback<\/dt><dd>target: 0\.999; met: true<\/dd>/);
-  assert.match(facts, /<dt>provenance<\/dt><dd>tool: onnx-lint<\/dd>/);
-  assert.match(facts, /<dt>target runtime<\/dt><dd>TensorRT \(explicit quantization\) and ONNX Runtime<\/dd>/);
-  // ONNX Runtime, no sensitivity measured, no search: none of these sections.
-  const plain = renderReport({ output: "/m/q.onnx", target: "onnxruntime", sensitivity: null, fallback: null, kept_in_fp32: null });
-  assert.match(plain, /Target runtime: <strong>ONNX Runtime<\/strong>/);
-  assert.doesNotMatch(plain, /Sensitivity|frontier|kept in FP32/);
-  assert.match(sensitivityHtml({ samples: 1, nodes: [] }), /No INT8 node was measured/);
-});
 
 test("the frontier plot is inserted only when it is an SVG without script or event handlers", () => {
   assert.equal(safeSvg(FRONTIER_SVG), FRONTIER_SVG.trim());
