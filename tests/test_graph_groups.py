@@ -3,8 +3,10 @@ chains cut into their repeats; and every finding of every rule has a place in th
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto as T
@@ -13,7 +15,9 @@ from real_models import package_models
 from rule_fixtures import FIXTURES
 
 from benchmarks import models as bench
+from onnx_lint.lint.context import LintContext
 from onnx_lint.model.graphs import iter_scopes
+from onnx_lint.model.load import read_model
 from onnx_lint.server.graph_data import model_graph
 from onnx_lint.server.graph_groups import SHOW, name_scope, torch_scopes
 
@@ -51,6 +55,72 @@ def _assert_well_formed(graph: dict) -> None:
     for parent, children in _tree(graph).items():
         assert len(children) + direct.get(parent, 0) <= SHOW, graph["groupTitle"][parent]
     assert len(set(graph["groupTitle"])) == len(graph["groupTitle"])
+
+
+def _linted(path: Path) -> dict:
+    """The main graph as the server sends it after a lint: groups, and each tensor's shape from its inference."""
+    ctx = LintContext(read_model(path), str(path))
+    return model_graph(ctx.scopes, ctx)["graphs"][0]
+
+
+def _cycles(graph: dict) -> list[str]:
+    """Where a drawing of the groups would have a cycle: for each group (and the graph itself), the graph of its
+    members (sub-groups collapsed, nodes as themselves) linked by the tensors between them must be acyclic. Any
+    mix of collapsed and expanded groups is then acyclic too (a cycle among drawn boxes would show in the
+    members of the innermost group holding all of it)."""
+    parent, node_group = graph["groupParent"], graph["nodeGroup"]
+    chains = []
+    for g in node_group:
+        chain = []
+        while g >= 0:
+            chain.append(g)
+            g = parent[g]
+        chains.append(chain[::-1])
+    producer = {}
+    for i, (start, end) in enumerate(zip([0, *graph["outputEnd"]], graph["outputEnd"])):
+        for t in graph["outputs"][start:end]:
+            producer[t] = i
+    links: dict[int, set] = {}
+    for i, (start, end) in enumerate(zip([0, *graph["inputEnd"]], graph["inputEnd"])):
+        for t in graph["inputs"][start:end]:
+            p = producer.get(t)
+            if p is None or p == i:
+                continue
+            a, b = chains[p], chains[i]
+            k = 0
+            while k < len(a) and k < len(b) and a[k] == b[k]:
+                k += 1
+            level = a[k - 1] if k else -1
+            here = ("group", a[k]) if k < len(a) else ("node", p)
+            there = ("group", b[k]) if k < len(b) else ("node", i)
+            links.setdefault(level, set()).add((here, there))
+    found = []
+    for level, pairs in links.items():
+        after: dict = {}
+        waiting: dict = {}
+        for a, b in pairs:
+            after.setdefault(a, []).append(b)
+            waiting[b] = waiting.get(b, 0) + 1
+            waiting.setdefault(a, 0)
+        ready = [m for m, w in waiting.items() if not w]
+        seen = 0
+        while ready:
+            m = ready.pop()
+            seen += 1
+            for b in after.get(m, []):
+                waiting[b] -= 1
+                if not waiting[b]:
+                    ready.append(b)
+        if seen < len(waiting):
+            stuck = sorted(graph["groupLabel"][m[1]] if m[0] == "group" else f"node {m[1]}"
+                           for m, w in waiting.items() if w)
+            found.append(f"{graph['groupTitle'][level] if level >= 0 else 'the graph'}: {stuck[:6]}")
+    return found
+
+
+def _index_named(graph: dict) -> list[str]:
+    """Groups named only by where they sit (``nodes 120–167``, a bare ``#0–520``): none should be."""
+    return [label for label in graph["groupLabel"] if re.fullmatch(r"(nodes |#)\d+–\d+", label)]
 
 
 def _decoder(layers: int, name_of) -> onnx.ModelProto:
@@ -197,6 +267,141 @@ def test_ppocr_det_without_names_opens_to_a_few_dozen_boxes():
     # Its repeated blocks (a hard-swish bottleneck, 19 nodes) are found without any name.
     series = [g for g, kind in enumerate(graph["groupKind"]) if kind == "series"]
     assert any(graph["groupNote"][g] == "3 × 19 nodes" for g in series), [graph["groupNote"][g] for g in series]
+
+
+def _ppocr_det() -> Path:
+    path = next((p for p in package_models("rapidocr_onnxruntime") if "PP-OCRv4_det" in p.name), None)
+    if path is None:
+        pytest.skip("rapidocr_onnxruntime is not installed (tests/real-models.txt)")
+    return path
+
+
+def test_ppocr_det_opens_to_its_stages_named_by_spatial_size_and_no_box_points_back():
+    # PP-OCRv4 det has no scopes (paddle2onnx's p2o.Conv.12) and a dynamic input (H and W unknown): its stages
+    # are named relative to the input, from an inference with the input's size pinned.
+    graph = _linted(_ppocr_det())
+    _assert_well_formed(graph)
+    assert _cycles(graph) == []
+    assert _index_named(graph) == []
+    top = [g for g in _tree(graph)[-1]]
+    labels = [graph["groupLabel"][g] for g in top]
+    # The backbone's stages, each halving the size, in the order data flows through them; then the neck's and
+    # the head's, the last one back up to the input's size.
+    assert all(graph["groupKind"][g] == "stage" for g in top), labels
+    assert labels[:5] == ["stage H/2×W/2", "stage H/4×W/4", "stage H/8×W/8", "stage H/16×W/16", "stage H/32×W/32"]
+    assert labels[-1] == "stage H/2×W/2→H×W", labels
+    assert 5 <= len(top) + graph["nodeGroup"].count(-1) <= SHOW
+    # Inside a stage, ranges say what they compute (the stage says the size).
+    ranges = [graph["groupLabel"][g] for g, kind in enumerate(graph["groupKind"]) if kind == "range"]
+    assert ranges and all(re.fullmatch(r"\w+, \w+, \w+(, …)?", label) for label in ranges), ranges
+    # The repeated bottleneck is still found inside its stage.
+    series = [g for g, kind in enumerate(graph["groupKind"]) if kind == "series"]
+    assert any(graph["groupNote"][g] == "3 × 19 nodes" for g in series)
+
+
+def test_a_committed_gpt2_export_keeps_its_scopes_and_draws_no_cycle():
+    graph = _linted(EXPORTS / "optimum_gpt2_with_past.onnx")
+    _assert_well_formed(graph)
+    assert _cycles(graph) == []
+    titles = _by_title(graph)
+    assert "transformer/h.0" in titles and "transformer/h.0/attn" in titles
+
+
+def _deep_mlp(path: Path, layers: int) -> Path:
+    """MatMul and Tanh, ``layers`` times: quantized, more nodes than one drawing holds."""
+    rng = np.random.default_rng(0)
+    nodes, weights, x = [], [], "X"
+    for k in range(layers):
+        weights.append(onnx.numpy_helper.from_array((rng.standard_normal((16, 16)) / 4).astype(np.float32), f"W{k}"))
+        nodes.append(h.make_node("MatMul", [x, f"W{k}"], [f"m{k}"], name=f"mm{k}"))
+        x = f"t{k}" if k < layers - 1 else "Y"
+        nodes.append(h.make_node("Tanh", [f"m{k}"], [x], name=f"tanh{k}"))
+    graph = h.make_graph(nodes, "deep", [h.make_tensor_value_info("X", T.FLOAT, ["n", 16])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, ["n", 16])], weights)
+    onnx.save(h.make_model(graph, ir_version=10, opset_imports=[h.make_opsetid("", 21)]), path)
+    return path
+
+
+def test_a_model_quantize_wrote_keeps_each_op_with_its_qdq_island_and_draws_no_cycle(tmp_path):
+    pytest.importorskip("onnxruntime")
+    from onnx_lint.api import quantize
+
+    source = _deep_mlp(tmp_path / "deep.onnx", 16)
+    out = tmp_path / "deep.int8-fp16.onnx"
+    data = [{"X": x} for x in np.random.default_rng(3).standard_normal((8, 1, 16)).astype(np.float32)]
+    quantize(source, out, calibration_data=data, validation_samples=2, sensitivity_seconds=0)
+    graph = _linted(out)
+    assert len(graph["nodeOp"]) > SHOW and graph["groupParent"]  # too many to draw whole: grouped
+    _assert_well_formed(graph)
+    assert _cycles(graph) == []
+    assert _index_named(graph) == []
+    # Each INT8 MatMul sits in one box with its island: the DequantizeLinear nodes it reads and the
+    # QuantizeLinear of its output.
+    ops = [graph["ops"][o] for o in graph["nodeOp"]]
+    producer, readers = {}, {}
+    for i, (start, end) in enumerate(zip([0, *graph["outputEnd"]], graph["outputEnd"])):
+        for t in graph["outputs"][start:end]:
+            producer[t] = i
+    for i, (start, end) in enumerate(zip([0, *graph["inputEnd"]], graph["inputEnd"])):
+        for t in graph["inputs"][start:end]:
+            readers.setdefault(t, []).append(i)
+    islands = 0
+    for i, op in enumerate(ops):
+        if op != "MatMul":
+            continue
+        start, end = (graph["inputEnd"][i - 1] if i else 0), graph["inputEnd"][i]
+        dq = [producer[t] for t in graph["inputs"][start:end] if ops[producer.get(t, i)] == "DequantizeLinear"]
+        q = [r for t in graph["outputs"][(graph["outputEnd"][i - 1] if i else 0):graph["outputEnd"][i]]
+             for r in readers.get(t, []) if ops[r] == "QuantizeLinear"]
+        if dq:
+            islands += 1
+            assert {graph["nodeGroup"][n] for n in [i, *dq, *q]} == {graph["nodeGroup"][i]}, \
+                [(ops[n], graph["nodeName"][n], graph["nodeGroup"][n]) for n in [i, *dq, *q]]
+    assert islands >= 8
+
+
+def test_ppocr_det_quantized_opens_to_the_same_stages_not_two_boxes_pointing_at_each_other(tmp_path):
+    # Quantized, its Q/DQ nodes are named after tensors (conv2d_0.w_0_DequantizeLinear), which once made scopes
+    # ("conv2d_0–134") whose two boxes pointed at each other, and its nodes come in the quantizer's order, the
+    # backbone's and the neck's branches interleaved.
+    pytest.importorskip("onnxruntime")
+    from onnx_lint.api import quantize
+
+    out = tmp_path / "det.int8-fp16.onnx"
+    quantize(_ppocr_det(), out, validation_samples=2, sensitivity_seconds=0, input_shapes={"x": [1, 3, 320, 320]})
+    graph = _linted(out)
+    _assert_well_formed(graph)
+    assert _cycles(graph) == []
+    assert _index_named(graph) == []
+    labels = [graph["groupLabel"][g] for g in _tree(graph)[-1]]
+    assert labels[:5] == ["stage H/2×W/2", "stage H/4×W/4", "stage H/8×W/8", "stage H/16×W/16", "stage H/32×W/32"]
+    assert all(label.startswith("stage ") for label in labels) and len(labels) <= 12, labels
+
+
+def test_every_group_of_a_long_chain_points_one_way_and_ranges_say_what_they_hold():
+    graph = _graph(bench.mlp_chain(2_000))
+    _assert_well_formed(graph)
+    assert _cycles(graph) == []
+    assert _index_named(graph) == []
+    ranges = [label for label, kind in zip(graph["groupLabel"], graph["groupKind"]) if kind == "range"]
+    assert ranges and all(label.endswith(" of MatMul→Add→Relu→Add") for label in ranges), ranges[:3]
+
+
+def test_a_scope_that_data_leaves_and_reenters_is_cut_into_parts_so_that_no_arrow_points_back():
+    # Two scopes that feed each other: a/x -> b/y -> a/z. Drawn as two boxes they would point both ways.
+    nodes = [h.make_node("Relu", ["X"], ["x"], name="/a/x"), h.make_node("Relu", ["x"], ["y"], name="/b/y"),
+             h.make_node("Relu", ["y"], ["z"], name="/a/z"), h.make_node("Relu", ["z"], ["w"], name="/b/w"),
+             h.make_node("Relu", ["x"], ["v"], name="/a/v"), h.make_node("Add", ["w", "v"], ["Y"], name="/b/add")]
+    graph_proto = h.make_graph(nodes, "g", [h.make_tensor_value_info("X", T.FLOAT, [2])],
+                               [h.make_tensor_value_info("Y", T.FLOAT, [2])])
+    graph = _graph(h.make_model(graph_proto, opset_imports=[h.make_opsetid("", 18)]))
+    _assert_well_formed(graph)
+    assert _cycles(graph) == []
+    # What stays in a box is still of its scope; the nodes data comes back through are drawn on their own.
+    for g, label in enumerate(graph["groupLabel"]):
+        names = [graph["nodeName"][i] for i, group in enumerate(graph["nodeGroup"]) if group == g]
+        assert all(name.startswith(f"/{label[0]}/") for name in names), (label, names)
+    assert graph["nodeGroup"].count(-1) >= 2
 
 
 # -- every finding has a place ------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 import pytest_lsp
@@ -15,6 +16,7 @@ from examples import defects
 from onnx_lint.lint.context import LintContext
 from onnx_lint.lint.linter import lint_file
 from onnx_lint.model.graphs import iter_scopes
+from onnx_lint.model.load import read_model
 from onnx_lint.rules import ALL_RULES
 from onnx_lint.server.graph_data import model_graph, node_details
 
@@ -95,6 +97,101 @@ def test_attributes_are_summarised_short():
     assert values["value"] == "tensor float32 3×4"
 
 
+def _context(model: onnx.ModelProto, path: Path) -> LintContext:
+    onnx.save(model, path)
+    return LintContext(read_model(path), str(path))
+
+
+def test_each_edge_carries_its_tensors_derived_shape_and_the_declared_one_where_the_file_contradicts_it(tmp_path):
+    ctx = _context(defects.weakly_typed_mlp(), tmp_path / "weak.onnx")
+    [graph] = model_graph(ctx.scopes, ctx)["graphs"]
+    tensors, shapes = graph["tensors"], graph["shapes"]
+    shape = {tensors[t]: shapes[s] for t, s in enumerate(graph["tensorShape"]) if s >= 0}
+    # What flows on each edge, as the lint's inference derived it (each distinct type sent once).
+    assert shape["X"] == "float[batch, 16]" and shape["Y"] == "float[batch, 8]"
+    assert len(shapes) == len(set(shapes))
+    # Weights are not drawn: no shape sent for them.
+    assert not {tensors[t] for t in graph["initializers"]} & set(shape)
+    # The stale output declares a scalar: that is said beside it; where the declaration only names a dim, nothing.
+    declared = {tensors[t]: shapes[s] for t, s in graph["declaredShape"]}
+    assert declared == {"Y": "float"}
+
+
+def test_edge_shapes_on_a_100k_node_model_stay_within_the_payload():
+    import json
+    import time
+
+    model = bench.weakly_typed(bench.mlp_chain(100_000))
+    path = Path(__import__("tempfile").mkdtemp()) / "chain.onnx"
+    ctx = _context(model, path)
+    assert ctx.oracle.inferred is not None  # the lint's inference, done before the view asks
+    started = time.perf_counter()
+    data = model_graph(ctx.scopes, ctx)
+    seconds = time.perf_counter() - started
+    [graph] = data["graphs"]
+    assert len(graph["shapes"]) < 10 and sum(s >= 0 for s in graph["tensorShape"]) >= 100_000
+    assert len(json.dumps(data, separators=(",", ":"))) < 8_000_000
+    assert seconds < 10, seconds
+
+
+def _constant(values: np.ndarray, name: str = "c") -> onnx.NodeProto:
+    return onnx.helper.make_node("Constant", [], [name], value=onnx.numpy_helper.from_array(values, name))
+
+
+def test_a_constant_shows_its_values_and_the_one_fp16_cannot_hold(tmp_path):
+    # The BatchNormalization variance PP-OCR's exporter holds in a Constant, one value beyond FP16's range.
+    values = np.linspace(0.5, 12, 24).astype(np.float32)
+    values[17] = 120_000.0
+    nodes = [_constant(values, "var"), onnx.helper.make_node("Add", ["X", "var"], ["Y"])]
+    graph = onnx.helper.make_graph(nodes, "g", [onnx.helper.make_tensor_value_info("X", onnx.TensorProto.FLOAT, [24])],
+                                   [onnx.helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, [24])])
+    ctx = _context(onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 18)]), tmp_path / "c.onnx")
+    [value] = node_details(ctx, "graph", 0)["attributes"]
+    assert value["value"] == "tensor float32 24"  # the summary as before ...
+    shown = value["values"]  # ... and the values themselves
+    assert shown["count"] == 24 and shown["dims"] == [24] and shown["dtype"] == "float"
+    assert shown["values"][:2] == ["0.5", "1"] and shown["values"][17] == "120000" and len(shown["values"]) == 24
+    assert shown["max"] == "120000" and shown["min"] == "0.5"
+    assert "1 of 24 value(s) exceed FP16's range ±65504 (largest magnitude 1.2e+05)" in shown["fp16"]
+
+
+def test_values_are_bounded_big_tensors_say_their_range_and_external_data_is_never_read(tmp_path):
+    rng = np.random.default_rng(0)
+    big = rng.standard_normal(10_000).astype(np.float32)
+    parts = [onnx.numpy_helper.from_array(np.full(4_000, k, np.int64), f"w{k}") for k in range(5)]
+    external = onnx.TensorProto(name="far", data_type=onnx.TensorProto.FLOAT, dims=[1000],
+                                data_location=onnx.TensorProto.EXTERNAL)
+    for key, value in (("location", "missing.bin"), ("offset", "0"), ("length", "4000")):
+        entry = external.external_data.add()
+        entry.key, entry.value = key, value
+    nodes = [_constant(big, "big"), onnx.helper.make_node("Concat", [f"w{k}" for k in range(5)], ["cat"], axis=0),
+             onnx.helper.make_node("Add", ["X", "far"], ["Y"])]
+    value, T = onnx.helper.make_tensor_value_info, onnx.TensorProto
+    graph = onnx.helper.make_graph(nodes, "g", [value("X", T.FLOAT, [1000])],
+                                   [value("Y", T.FLOAT, [1000]), value("cat", T.INT64, [20_000])], [*parts, external])
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 18)])
+    path = tmp_path / "bounded.onnx"
+    onnx.save(model, path)
+    from onnx_lint.lint.context import LintContext as Context
+    from onnx_lint.model.load import read_unvalidated
+
+    ctx = Context(read_unvalidated(path), str(path))  # its external file does not exist: never opened
+    # 10,000 values: no list, its size and range instead.
+    [value] = node_details(ctx, "graph", 0)["attributes"]
+    shown = value["values"]
+    assert "values" not in shown and shown["count"] == 10_000
+    assert float(shown["min"]) == pytest.approx(float(big.min()), rel=1e-5)
+    assert float(shown["max"]) == pytest.approx(float(big.max()), rel=1e-5)
+    # Five initializers of 4,000 values: the node's budget sends the first four, the fifth says its range.
+    inputs = node_details(ctx, "graph", 1)["inputs"]
+    assert [len(i["values"].get("values", [])) for i in inputs] == [4_000] * 4 + [0]
+    assert inputs[4]["values"]["min"] == inputs[4]["values"]["max"] == "4"
+    # Stored outside the file: said, never read.
+    [_x, far] = node_details(ctx, "graph", 2)["inputs"]
+    assert far["initializer"] and far["values"]["note"] == "stored in external data: values not read"
+    assert "values" not in far["values"] and "min" not in far["values"]
+
+
 @pytest_lsp.fixture(config=SERVER)
 async def client(lsp_client: LanguageClient, tmp_path):
     await start(lsp_client, tmp_path, push_capabilities())
@@ -112,3 +209,6 @@ async def test_the_server_answers_the_whole_graph_and_a_node_in_detail(client, t
     add = [root["ops"][o] for o in root["nodeOp"]].index("Add")
     details = await execute(client, "onnx-lint.graphNode", path.as_uri(), "graph", add)
     assert details["outputs"][0]["tensor"] == "Y" and details["outputs"][0]["derived"] == "float[batch, 8]"
+    # The edges' shapes come with the graph, from the lint's own inference.
+    y = root["tensors"].index("Y")
+    assert root["shapes"][root["tensorShape"][y]] == "float[batch, 8]"

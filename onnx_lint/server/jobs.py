@@ -132,7 +132,7 @@ def model_graph_job(path: str, *, emit: Emit, cancelled: Check) -> dict:
     from onnx_lint.server.graph_data import model_graph
 
     ctx = _context(path)
-    graph = model_graph(ctx.scopes)
+    graph = model_graph(ctx.scopes, ctx)  # with the lint's inference: each edge's shape
     errors = int8_errors(ctx)
     if errors:
         graph["int8Error"] = errors
