@@ -28,6 +28,10 @@ export interface GraphColumns {
   groupTitle: string[]; // the full name, unique in its graph
   groupSize: number[];
   nodeGroup: number[]; // each node's innermost group
+  // What flows on each edge (from the lint's inference; absent from a server that does not say):
+  shapes?: string[]; // each distinct type once, as ONNX's text syntax writes it: "float[1, 64, 40, 40]"
+  tensorShape?: number[]; // each tensor's derived type in `shapes`, -1 unknown (weights: not drawn)
+  declaredShape?: [number, number][]; // [tensor, type in `shapes`] where the file declares what it contradicts
 }
 
 export interface ModelGraph {
@@ -100,6 +104,7 @@ export class GraphIndex {
   readonly int8 = new Map<number, [number, number]>(); // INT8 node -> [share of the error, cosine alone]
   groupInt8: { share: Float64Array; nodes: Int32Array } | undefined; // summed over each group's INT8 nodes
   readonly groups: number;
+  readonly declared = new Map<number, string>(); // tensor -> the type the file declares, where it contradicts
   readonly subtreeEnd: Int32Array; // a group's descendants are the groups numbered up to this
   private readonly byGroup: Int32Array; // the nodes, group by group in number order (-1 first)
   private readonly groupStart: Int32Array; // where group g's own nodes start in byGroup: [g + 1]
@@ -125,6 +130,12 @@ export class GraphIndex {
     this.isInput = new Uint8Array(c.tensors.length);
     for (const t of c.graphInputs) {
       this.isInput[t] = 1;
+    }
+    for (const [t, at] of c.declaredShape ?? []) {
+      const declared = c.shapes?.[at];
+      if (declared !== undefined) {
+        this.declared.set(t, declared);
+      }
     }
     // The groups: each one's subtree, and the nodes sorted by group (a counting sort, file order kept).
     this.groups = c.groupParent.length;
@@ -193,6 +204,20 @@ export class GraphIndex {
 
   op(node: number): string {
     return this.columns.ops[this.columns.nodeOp[node]];
+  }
+
+  /** A tensor's derived type ("float[1, 64, 40, 40]"), when the server sent it. */
+  shape(tensor: number): string | undefined {
+    const at = this.columns.tensorShape?.[tensor];
+    return at === undefined || at < 0 ? undefined : this.columns.shapes?.[at];
+  }
+
+  /** "X float[batch, 16]" (and what the file declares instead, where it contradicts): a tensor in the table. */
+  tensorText(tensor: number): string {
+    const name = this.columns.tensors[tensor];
+    const shape = this.shape(tensor);
+    const declared = this.declared.get(tensor);
+    return shape === undefined ? name : `${name} ${shape}${declared === undefined ? "" : ` (declared ${declared})`}`;
   }
 
   /** Each INT8 node's share of the error, by node name (a model quantize wrote): looked up once per model, and
@@ -464,6 +489,8 @@ export interface Edge {
   count: number;
   severity?: Severity;
   body?: boolean; // from a node to the body drawn beside it
+  shape?: string; // the first tensor's derived type ("float[1, 64, 40, 40]")
+  declared?: string; // what the file declares for it instead, where that contradicts the derived type
 }
 
 export interface Visible {
@@ -492,7 +519,8 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
   const edges: Edge[] = [];
   const seen = new Map<string, Edge>();
 
-  const addEdge = (from: string, to: string, tensor: string, severity: Severity | undefined, body = false) => {
+  const addEdge = (from: string, to: string, tensor: string, severity: Severity | undefined, body = false,
+    shape?: string, declared?: string) => {
     if (from === to) {
       return;
     }
@@ -504,6 +532,12 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
       return;
     }
     const created: Edge = { from, to, tensor, count: 1, severity, body };
+    if (shape !== undefined) {
+      created.shape = shape;
+    }
+    if (declared !== undefined) {
+      created.declared = declared;
+    }
     seen.set(key, created);
     edges.push(created);
   };
@@ -559,7 +593,8 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
         severity: index.tensorSeverity.get(t) });
       const from = index.producer[t];
       if (from >= 0) {
-        addEdge(rep[from], `${graph}:out${t}`, c.tensors[t], index.tensorSeverity.get(t));
+        addEdge(rep[from], `${graph}:out${t}`, c.tensors[t], index.tensorSeverity.get(t), false, index.shape(t),
+          index.declared.get(t));
       }
     }
     let start = 0;
@@ -572,9 +607,11 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
         }
         const from = index.producer[t];
         if (from >= 0) {
-          addEdge(rep[from], rep[i], c.tensors[t], index.tensorSeverity.get(t));
+          addEdge(rep[from], rep[i], c.tensors[t], index.tensorSeverity.get(t), false, index.shape(t),
+            index.declared.get(t));
         } else if (index.isInput[t]) {
-          addEdge(`${graph}:in${t}`, rep[i], c.tensors[t], index.tensorSeverity.get(t));
+          addEdge(`${graph}:in${t}`, rep[i], c.tensors[t], index.tensorSeverity.get(t), false, index.shape(t),
+            index.declared.get(t));
         }
       }
       start = end;
@@ -609,4 +646,83 @@ export function describeItem(item: Item, whole: WholeGraph): string {
   const outputs = index.outputsOf(item.node!).filter((t) => t >= 0).length;
   return `${index.op(item.node!)} node${name ? ` ${name}` : ""}, ${inputs} inputs, ${outputs} outputs${notes}` +
     (item.expandable ? ", has a body" : "");
+}
+
+// -- what flows on an edge, and a constant's values ------------------------------------------------------
+
+/** A dim as an edge label shows it: inference's own placeholder names ("unk__3") as "?", long names cut. */
+function dimText(dim: string): string {
+  const trimmed = dim.trim();
+  return /^unk__\d+$/.test(trimmed) || trimmed === "" ? "?" : cut(trimmed, 12);
+}
+
+/**
+ * A type as a short edge label: "float[1, 64, 40, 40]" -> "1×64×40×40", "int64[2]" -> "int64 2", a scalar
+ * "float" -> "scalar", no shape ("float[]", "<no type>") -> "?". Float tensors go without their type, the usual case.
+ */
+export function shapeLabel(type: string): string {
+  const match = /^([A-Za-z0-9_#]+)(?:\[(.*)\])?$/.exec(type.trim());
+  if (!match) {
+    return "?";
+  }
+  const [, elem, dims] = match;
+  if (dims === undefined) {
+    return elem === "float" ? "scalar" : `${elem} scalar`;
+  }
+  const shape = dims.trim() === "" ? "?" : dims.split(",").map(dimText).join("×");
+  return elem === "float" ? shape : `${elem} ${shape}`;
+}
+
+/** An edge's shape label: the derived shape, and what the file declares instead where it contradicts it. */
+export function edgeShapeText(edge: Pick<Edge, "shape" | "declared" | "count">): { shape: string; declared?: string } | undefined {
+  if (edge.shape === undefined) {
+    return undefined;
+  }
+  const shape = shapeLabel(edge.shape) + (edge.count > 1 ? ` +${edge.count - 1}` : "");
+  return edge.declared === undefined ? { shape } : { shape, declared: `declared ${shapeLabel(edge.declared)}` };
+}
+
+/** Where edge labels are drawn: from this zoom on, a label is big enough to read. */
+export const EDGE_LABEL_ZOOM = 0.8;
+
+/** A constant's values as the server sends them (onnx-lint.graphNode): a small tensor's every value, a bigger
+ * one's size and range. */
+export interface TensorValues {
+  dtype: string;
+  dims: number[];
+  count: number;
+  values?: string[]; // all of them (at most 4096)
+  min?: string;
+  max?: string;
+  nonFinite?: number; // NaN and infinities
+  fp16?: string; // what FP16 cannot hold (OL201's words)
+  note?: string; // why the values are not shown (external data, too big to read)
+}
+
+/** How many values the details show before "show all". */
+export const PREVIEW_VALUES = 16;
+
+/** "[0.5, 1, 2, …]": the first values of a constant (all of them when `all`). */
+export function valuesPreview(v: TensorValues, all = false): string | undefined {
+  if (!v.values) {
+    return undefined;
+  }
+  const shown = all ? v.values : v.values.slice(0, PREVIEW_VALUES);
+  return `[${shown.join(", ")}${shown.length < v.values.length ? ", …" : ""}]`;
+}
+
+/** "float32 24 · 24 values · range -2 … 1.2e+05": a constant's type, size and range, in one line. */
+export function valuesSummary(v: TensorValues): string {
+  const dims = v.dims.length ? v.dims.join("×") : "scalar";
+  const parts = [`${v.dtype} ${dims}`, `${v.count.toLocaleString("en")} value${v.count === 1 ? "" : "s"}`];
+  if (v.min !== undefined && v.max !== undefined) {
+    parts.push(v.min === v.max ? `all ${v.min}` : `range ${v.min} … ${v.max}`);
+  }
+  if (v.nonFinite) {
+    parts.push(`${v.nonFinite.toLocaleString("en")} not finite`);
+  }
+  if (v.note) {
+    parts.push(v.note);
+  }
+  return parts.join(" · ");
 }

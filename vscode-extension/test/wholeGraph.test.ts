@@ -4,7 +4,8 @@ import { test } from "node:test";
 import { layoutVisible } from "../src/graphLayout";
 import { drawable, renderView, ViewDiagnostic } from "../src/viewHtml";
 import {
-  describeItem, GraphColumns, groupKey, int8ErrorText, int8Level, ModelGraph, nodeId, sharePercent, visibleGraph, WholeGraph,
+  describeItem, edgeShapeText, GraphColumns, groupKey, int8ErrorText, int8Level, ModelGraph, nodeId, shapeLabel,
+  sharePercent, TensorValues, valuesPreview, valuesSummary, visibleGraph, WholeGraph,
 } from "../src/wholeGraph";
 
 const NO_GROUPS = { groupParent: [], groupKind: [], groupLabel: [], groupNote: [], groupTitle: [], groupSize: [] };
@@ -265,4 +266,59 @@ test("the INT8 error share on a 100k-node model is placed once, in linear time, 
   assert.ok(blocks.every((b) => b.int8Share !== undefined && b.int8Share > 0));
   const total = blocks.reduce((sum, b) => sum + b.int8Share!, 0);
   assert.ok(Math.abs(total - 1) < 1e-6, String(total));
+});
+
+test("edges carry their tensor's shape, and the declared one in the finding's place where the file contradicts it", () => {
+  // A chain X -> n0 -> ... -> Y, as the server sends it with the lint's inference: shapes once each, by index.
+  const columns = chain(4);
+  columns.shapes = ["float[batch, 16]", "float[batch, 8]", "float", "int64[2]"];
+  columns.tensorShape = columns.tensors.map((name) => (name === "W" ? -1 : name === "X" ? 0 : name === "t1" ? 3 : 1));
+  columns.declaredShape = [[columns.tensors.indexOf("Y"), 2]];  // Y declared a scalar; the graph computes [batch, 8]
+  const whole = new WholeGraph({ graphs: [columns], nodes: 4 }, [
+    { index: 0, code: "OL001", severity: "error", path: "graph/output[0]", tensor: "Y" }]);
+  const visible = visibleGraph(whole, new Set());
+  const edge = (tensor: string) => visible.edges.find((e) => e.tensor === tensor && !e.to.includes(":out"))
+    ?? visible.edges.find((e) => e.tensor === tensor)!;
+  assert.deepEqual(edgeShapeText(edge("X")), { shape: "batch×16" });
+  assert.deepEqual(edgeShapeText(edge("t1")), { shape: "int64 2" });
+  const y = edge("Y");
+  assert.equal(y.severity, "error");
+  assert.deepEqual(edgeShapeText(y), { shape: "batch×8", declared: "declared scalar" });
+  // The table says the same at any zoom: each tensor with its type, the contradicted declaration beside it.
+  const index = whole.indexes[0];
+  assert.equal(index.tensorText(columns.tensors.indexOf("X")), "X float[batch, 16]");
+  assert.equal(index.tensorText(columns.tensors.indexOf("Y")), "Y float[batch, 8] (declared float)");
+  assert.equal(index.tensorText(columns.tensors.indexOf("W")), "W");  // a weight: not drawn, no shape sent
+  // A server that sends no shapes: edges as before, no label.
+  assert.equal(edgeShapeText(visibleGraph(new WholeGraph(small, []), new Set()).edges[0]), undefined);
+});
+
+test("shape labels are short: float implied, inference's placeholders as ?, several tensors counted", () => {
+  assert.equal(shapeLabel("float[1, 64, 40, 40]"), "1×64×40×40");
+  assert.equal(shapeLabel("float16[p2o.DynamicDimension.0, 16, unk__0, unk__1]"), "float16 p2o.Dynamic…×16×?×?");
+  assert.equal(shapeLabel("float"), "scalar");
+  assert.equal(shapeLabel("int64"), "int64 scalar");
+  assert.equal(shapeLabel("float[]"), "?");
+  assert.equal(shapeLabel("<no type>"), "?");
+  // An edge between two collapsed groups stands for several tensors: the first one's shape, and how many more.
+  assert.deepEqual(edgeShapeText({ shape: "float[8, 8]", count: 3 }), { shape: "8×8 +2" });
+});
+
+test("a constant's values: the first 16, all of them on request, its size and range, and what FP16 cannot hold", () => {
+  const values: TensorValues = { dtype: "float32", dims: [24], count: 24,
+    values: Array.from({ length: 24 }, (_x, i) => String(i === 23 ? 120000 : i / 2)), min: "0", max: "120000",
+    fp16: "1 of 24 value(s) exceed FP16's range ±65504 (largest magnitude 1.2e+05)" };
+  assert.equal(valuesPreview(values), "[0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6, 6.5, 7, 7.5, …]");
+  assert.ok(valuesPreview(values, true)!.endsWith("11, 120000]"));
+  assert.equal(valuesSummary(values), "float32 24 · 24 values · range 0 … 120000");
+  // A big weight: no values, its size and range; one stored outside the file: its size and why.
+  assert.equal(valuesPreview({ dtype: "float32", dims: [64, 3, 3, 3], count: 1728 }), undefined);
+  assert.equal(valuesSummary({ dtype: "float32", dims: [512, 4096], count: 2_097_152, min: "-0.5", max: "0.5" }),
+    "float32 512×4096 · 2,097,152 values · range -0.5 … 0.5");
+  assert.equal(valuesSummary({ dtype: "float32", dims: [], count: 1, values: ["2"], min: "2", max: "2" }),
+    "float32 scalar · 1 value · all 2");
+  assert.equal(valuesSummary({ dtype: "float32", dims: [3], count: 3, note: "stored in external data: values not read" }),
+    "float32 3 · 3 values · stored in external data: values not read");
+  assert.equal(valuesSummary({ dtype: "float32", dims: [2], count: 2, values: ["nan", "1"], min: "1", max: "1", nonFinite: 1 }),
+    "float32 2 · 2 values · all 1 · 1 not finite");
 });
