@@ -1,5 +1,6 @@
 import * as vscode from "vscode";
 import { ServerConnection, VIEW_SCHEME } from "./client";
+import { ExtensionCommand } from "./commandNames";
 import { ModelEditorProvider } from "./modelEditor";
 import { quantize } from "./quantize";
 import { modelOfView, TextViewProvider } from "./textView";
@@ -21,6 +22,11 @@ function targetModel(argument: unknown): vscode.Uri | undefined {
   }
   void vscode.window.showWarningMessage("onnx-lint: open an .onnx model first.");
   return undefined;
+}
+
+/** One of the extension's own commands (the names come from the list the server shares, `commandNames.ts`). */
+function registerCommand<A extends unknown[]>(name: ExtensionCommand, run: (...args: A) => unknown): vscode.Disposable {
+  return vscode.commands.registerCommand(name, run);
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -48,13 +54,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       webviewOptions: { retainContextWhenHidden: true },
     }),
     vscode.workspace.registerTextDocumentContentProvider(VIEW_SCHEME, textViews),
-    vscode.commands.registerCommand("onnxLint.showModelText", async (uri?: vscode.Uri) => {
+    registerCommand("onnxLint.showModelText", async (uri?: vscode.Uri) => {
       const model = targetModel(uri);
       if (model) {
         await showText(model);
       }
     }),
-    vscode.commands.registerCommand("onnxLint.fixAll", async (uri?: vscode.Uri) => {
+    registerCommand("onnxLint.fixAll", async (uri?: vscode.Uri) => {
       const model = targetModel(uri);
       if (!model) {
         return;
@@ -67,17 +73,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       // The open views refresh through server.onDidWriteModel.
     }),
-    vscode.commands.registerCommand("onnxLint.quantize", async (uri?: vscode.Uri) => {
+    registerCommand("onnxLint.quantize", async (uri?: vscode.Uri) => {
       const model = targetModel(uri);
       const result = model && await quantize(server, model, context.workspaceState);
       if (model && result) {
         await models.showQuantized(model, result);
       }
     }),
-    vscode.commands.registerCommand("onnxLint.showInGraph", (model: string, index: number) => {
+    registerCommand("onnxLint.showInGraph", (model: string, index: number) => {
       models.reveal(vscode.Uri.parse(model), index);
     }),
-    vscode.commands.registerCommand("onnxLint.restartServer", async () => {
+    registerCommand("onnxLint.restartServer", async () => {
       await server.restart();
       await models.refresh();
     }),

@@ -20,11 +20,11 @@ from lsprotocol import types as lsp
 from onnx_lint.base.errors import ConfigError
 from onnx_lint.base.links import rule_page_url
 from onnx_lint.lint.diagnostics import Diagnostic
+from onnx_lint.server import command_names as names
+from onnx_lint.server.api.arguments import DEFAULTS, FindingKey, Model, QuantizeOptions, RuleCode
 from onnx_lint.server.api.common import (
     OnnxLintServer,
-    invalid_params,
     model_path,
-    path_argument,
     range_overlaps,
     request_cancelled,
     request_failed,
@@ -32,8 +32,7 @@ from onnx_lint.server.api.common import (
 from onnx_lint.server.convert import model_file_uri, quick_fix_title, to_lsp
 from onnx_lint.server.output_path import OutputRefused, quantize_output
 from onnx_lint.server.per_file_ignores import CannotIgnore, ignore_rule
-from onnx_lint.server.quantize_options import checked_quantize_options
-from onnx_lint.server.session import ALL_CODES, Session
+from onnx_lint.server.session import Session
 from onnx_lint.server.workers import CANCEL_GRACE_S, JobFailed, Worker, WorkerCrashed
 from onnx_lint.server.workers import jobs_by_name as jobs
 
@@ -68,14 +67,14 @@ async def code_actions(session: Session, params: lsp.CodeActionParams) -> list[l
             title = quick_fix_title(diagnostic)
             actions.append(lsp.CodeAction(
                 title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[lsp_diagnostic], is_preferred=True,
-                command=lsp.Command(title=title, command="onnx-lint.fix",
+                command=lsp.Command(title=title, command=names.FIX,
                                     arguments=[model_uri, list(diagnostic.key())])))
     if _wants(only, RULE_KIND):
         actions += _rule_actions(session, outcome.diagnostics, fixable, model_uri, view, params, asked)
     if fixable and _wants(only, FIX_ALL_KIND):
         title = f"Fix all {len(fixable)} safely fixable onnx-lint problem{'s' if len(fixable) > 1 else ''}"
         actions.append(lsp.CodeAction(title=title, kind=FIX_ALL_KIND,
-                                      command=lsp.Command(title=title, command="onnx-lint.fixAll",
+                                      command=lsp.Command(title=title, command=names.FIX_ALL,
                                                           arguments=[model_uri])))
     return actions
 
@@ -98,10 +97,10 @@ def _rule_actions(session: Session, diagnostics: list[Diagnostic], fixable: list
         code = diagnostic.code
         same = [d for d in fixable if d.code == code]
 
-        wanted = [(f"Ignore {code} for this file", "onnx-lint.ignoreRule", [model_uri, code]),
-                  (f"Show documentation for {code}", "onnx-lint.showRuleDocs", [code])]
+        wanted = [(f"Ignore {code} for this file", names.IGNORE_RULE, [model_uri, code]),
+                  (f"Show documentation for {code}", names.SHOW_RULE_DOCS, [code])]
         if len(same) > 1:
-            wanted.insert(0, (f"Fix all {len(same)} {code} problems", "onnx-lint.fixRule", [model_uri, code]))
+            wanted.insert(0, (f"Fix all {len(same)} {code} problems", names.FIX_RULE, [model_uri, code]))
         actions += [lsp.CodeAction(title=title, kind=RULE_KIND, diagnostics=[lsp_diagnostic],
                                    command=lsp.Command(title=title, command=command, arguments=arguments))
                     for title, command, arguments in wanted]
@@ -219,12 +218,10 @@ class _QuantizeProgress:
 
 
 async def quantize(session: Session, path: Path, options: dict[str, Any]) -> dict:
-    """Quantize a model to a new file in a worker of its own, with progress and cancel."""
+    """Quantize a model to a new file in a worker of its own, with progress and cancel (``options`` checked by
+    ``QuantizeOptions``, the settings' when they arrived)."""
     refuse_untrusted(session, "quantize")
-    try:
-        merged = {**session.settings.quantize, **checked_quantize_options(options)}
-    except ConfigError as exc:
-        raise invalid_params(str(exc)) from None
+    merged = {**session.settings.quantize, **options}
     try:
         output = quantize_output(path, merged.pop("output", None) or None, session.index.folder_of(path))
     except OutputRefused as exc:
@@ -284,37 +281,25 @@ def register(server: OnnxLintServer) -> None:
     async def code_action(ls: OnnxLintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         return await code_actions(ls.session, params)
 
-    @server.command("onnx-lint.fixAll")
-    async def fix_all(ls: OnnxLintServer, *arguments: Any) -> dict:
-        return await fix(ls.session, path_argument(arguments), None)
+    @server.command(names.FIX_ALL)
+    async def fix_all(ls: OnnxLintServer, model: Model) -> dict:
+        return await fix(ls.session, model.path, None)
 
-    @server.command("onnx-lint.fix")
-    async def fix_one(ls: OnnxLintServer, *arguments: Any) -> dict:
-        path = path_argument(arguments)
-        key = arguments[1] if len(arguments) > 1 else None
-        if not isinstance(key, list) or not all(v is None or isinstance(v, (str, int, float)) for v in key):
-            raise invalid_params("expected the diagnostic's data.key (a list of strings and numbers) as the "
-                                 "second argument")
-        return await fix(ls.session, path, [arguments[1]])
+    @server.command(names.FIX)
+    async def fix_one(ls: OnnxLintServer, model: Model, key: FindingKey) -> dict:
+        return await fix(ls.session, model.path, [list(key.values)])
 
-    @server.command("onnx-lint.fixRule")
-    async def fix_rule(ls: OnnxLintServer, *arguments: Any) -> dict:
-        """Fix every fixable finding of one rule in a model: (model URI, rule code)."""
-        path = path_argument(arguments)
-        if len(arguments) < 2 or not isinstance(arguments[1], str):
-            raise invalid_params("expected the rule code as the second argument")
-        outcome = await ls.session.outcome(path)
-        keys = [list(d.key()) for d in outcome.diagnostics if d.fixable and d.code == arguments[1]]
-        return await fix(ls.session, path, keys)
+    @server.command(names.FIX_RULE)
+    async def fix_rule(ls: OnnxLintServer, model: Model, rule: RuleCode) -> dict:
+        """Fix every fixable finding of one rule in a model."""
+        outcome = await ls.session.outcome(model.path)
+        keys = [list(d.key()) for d in outcome.diagnostics if d.fixable and d.code == rule.code]
+        return await fix(ls.session, model.path, keys)
 
-    @server.command("onnx-lint.ignoreRule")
-    async def ignore_rule_command(ls: OnnxLintServer, *arguments: Any) -> dict:
+    @server.command(names.IGNORE_RULE)
+    async def ignore_rule_command(ls: OnnxLintServer, model: Model, rule: RuleCode) -> dict:
         """Ignore one rule for one model: its configuration file's per-file-ignores gets the entry."""
-        session = ls.session
-        path = path_argument(arguments)
-        code = arguments[1] if len(arguments) > 1 else None
-        if not isinstance(code, str) or code not in ALL_CODES:
-            raise invalid_params("expected a rule code as the second argument")
+        session, path, code = ls.session, model.path, rule.code
         refuse_untrusted(session, "change configuration files")
         try:
             config = ignore_rule(path, code, session.index.folder_of(path))
@@ -328,21 +313,14 @@ def register(server: OnnxLintServer) -> None:
         session.log(f"{path}: {message}")
         return {"config": str(config), "message": message}
 
-    @server.command("onnx-lint.showRuleDocs")
-    async def show_rule_docs(ls: OnnxLintServer, *arguments: Any) -> dict:
+    @server.command(names.SHOW_RULE_DOCS)
+    async def show_rule_docs(ls: OnnxLintServer, rule: RuleCode) -> dict:
         """Open a rule's page of the docs site in the user's browser (window/showDocument)."""
-        code = arguments[0] if arguments else None
-        if not isinstance(code, str) or code not in ALL_CODES:
-            raise invalid_params("expected a rule code")
-        url = rule_page_url(code)
+        url = rule_page_url(rule.code)
         with contextlib.suppress(Exception):  # a client without showDocument still gets the URL back
             await ls.window_show_document_async(lsp.ShowDocumentParams(uri=url, external=True))
         return {"url": url}
 
-    @server.command("onnx-lint.quantize")
-    async def quantize_command(ls: OnnxLintServer, *arguments: Any) -> dict:
-        path = path_argument(arguments)
-        options = arguments[1] if len(arguments) > 1 else {}
-        if not isinstance(options, dict):
-            raise invalid_params("expected the quantize options (an object) as the second argument")
-        return await quantize(ls.session, path, options)
+    @server.command(names.QUANTIZE)
+    async def quantize_command(ls: OnnxLintServer, model: Model, options: QuantizeOptions = DEFAULTS) -> dict:
+        return await quantize(ls.session, model.path, options.checked)

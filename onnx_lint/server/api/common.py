@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
@@ -17,8 +18,8 @@ from onnx_lint.server.session import Session
 class OnnxLintServer(LanguageServer):
     """pygls' server with onnx-lint's session; the handlers are added by ``onnx_lint.server.server``."""
 
-    def __init__(self, name: str, version: str) -> None:
-        super().__init__(name, version, text_document_sync_kind=lsp.TextDocumentSyncKind.Full)
+    def __init__(self, name: str, version: str, **kwargs: Any) -> None:
+        super().__init__(name, version, text_document_sync_kind=lsp.TextDocumentSyncKind.Full, **kwargs)
         self.session = Session(self)
 
 
@@ -51,16 +52,6 @@ def request_failed(message: str) -> JsonRpcException:
 
 def request_cancelled(message: str) -> JsonRpcException:
     return JsonRpcException(message, code=lsp.LSPErrorCodes.RequestCancelled)
-
-
-def path_argument(arguments: tuple) -> Path:
-    """The model named by a command's first argument (its URI)."""
-    if not arguments or not isinstance(arguments[0], str):
-        raise invalid_params("expected the model's URI as the first argument")
-    path, _ = model_path(arguments[0])
-    if path is None:
-        raise invalid_params(f"not an ONNX model URI: {arguments[0]}")
-    return path
 
 
 def range_overlaps(a: lsp.Range, b: lsp.Range) -> bool:

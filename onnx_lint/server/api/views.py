@@ -16,14 +16,9 @@ from lsprotocol.converters import get_converter
 
 from onnx_lint.lint.file_result import is_unreadable
 from onnx_lint.rules import rule_explanation, rule_url
-from onnx_lint.server.api.common import (
-    OnnxLintServer,
-    invalid_params,
-    model_path,
-    path_argument,
-    range_overlaps,
-    request_failed,
-)
+from onnx_lint.server import command_names as names
+from onnx_lint.server.api.arguments import FindingLocation, GraphPath, Model, NodeIndex
+from onnx_lint.server.api.common import OnnxLintServer, model_path, range_overlaps, request_failed
 from onnx_lint.server.convert import model_file_uri, to_lsp, view_uri
 from onnx_lint.server.workers import JobFailed, WorkerCrashed
 from onnx_lint.server.workers import jobs_by_name as jobs
@@ -67,11 +62,10 @@ def register(server: OnnxLintServer) -> None:
             return None
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)))
 
-    @server.command("onnx-lint.showModel")
-    async def show_model(ls: OnnxLintServer, *arguments: Any) -> dict:
+    @server.command(names.SHOW_MODEL)
+    async def show_model(ls: OnnxLintServer, model: Model) -> dict:
         """The textual view of a model, with its diagnostics on the view's lines."""
-        session = ls.session
-        path = path_argument(arguments)
+        session, path = ls.session, model.path
         outcome, view = await session.view(path)
         if view is None:
             problem = next((d.message for d in outcome.diagnostics if is_unreadable(d)), "it cannot be read")
@@ -80,13 +74,12 @@ def register(server: OnnxLintServer) -> None:
         diagnostics = session.diagnostics_for(outcome, uri, path, view)
         return {"uri": uri, "text": view.text, "diagnostics": _as_json(diagnostics)}
 
-    @server.command("onnx-lint.describeModel")
-    async def describe_model(ls: OnnxLintServer, *arguments: Any) -> dict:
+    @server.command(names.DESCRIBE_MODEL)
+    async def describe_model(ls: OnnxLintServer, model: Model) -> dict:
         """The model view's data: the summary and every finding (the view lists each), and the entries for
         the binary file's Problems panel (a run of findings of one cause as one), each linked to its first
         finding in the view by index."""
-        session = ls.session
-        path = path_argument(arguments)
+        session, path = ls.session, model.path
         outcome = await session.outcome(path)
         uri = model_file_uri(path)
         problems = [{"index": index, "diagnostic": _CONVERTER.unstructure(d)}
@@ -96,26 +89,18 @@ def register(server: OnnxLintServer) -> None:
                 "problems": problems,
                 "trusted": session.settings.workspace_trusted, "restricted": session.settings.untrusted_reason}
 
-    @server.command("onnx-lint.findingGraph")
-    async def finding_graph(ls: OnnxLintServer, *arguments: Any) -> dict:
-        """The neighbourhood of one finding, for drawing: (model URI, the diagnostic's data.location)."""
-        path = path_argument(arguments)
-        location = arguments[1] if len(arguments) > 1 else None
-        if not isinstance(location, dict) or not isinstance(location.get("path"), str):
-            raise invalid_params("expected the diagnostic's data.location as the second argument")
-        fields = {k: location.get(k) for k in ("path", "tensor", "node", "op_type")}
-        return await _view_job(ls, path, "cannot draw this finding", jobs.graph_job, fields)
+    @server.command(names.FINDING_GRAPH)
+    async def finding_graph(ls: OnnxLintServer, model: Model, location: FindingLocation) -> dict:
+        """The neighbourhood of one finding, for drawing."""
+        return await _view_job(ls, model.path, "cannot draw this finding", jobs.graph_job, location.fields())
 
-    @server.command("onnx-lint.modelGraph")
-    async def model_graph(ls: OnnxLintServer, *arguments: Any) -> dict:
-        """The whole model as a graph (every graph, compactly), for the graph view: (model URI)."""
-        path = path_argument(arguments)
-        return await _view_job(ls, path, "no graph", jobs.model_graph_job)
+    @server.command(names.MODEL_GRAPH)
+    async def model_graph(ls: OnnxLintServer, model: Model) -> dict:
+        """The whole model as a graph (every graph, compactly), for the graph view."""
+        return await _view_job(ls, model.path, "no graph", jobs.model_graph_job)
 
-    @server.command("onnx-lint.graphNode")
-    async def graph_node(ls: OnnxLintServer, *arguments: Any) -> dict:
-        """One node in detail for the graph view: (model URI, graph path, node index)."""
-        path = path_argument(arguments)
-        if len(arguments) < 3 or not isinstance(arguments[1], str) or not isinstance(arguments[2], int):
-            raise invalid_params("expected (model URI, graph path, node index)")
-        return await _view_job(ls, path, "no details for this node", jobs.graph_node_job, arguments[1], arguments[2])
+    @server.command(names.GRAPH_NODE)
+    async def graph_node(ls: OnnxLintServer, model: Model, graph: GraphPath, node: NodeIndex) -> dict:
+        """One node in detail for the graph view."""
+        return await _view_job(ls, model.path, "no details for this node", jobs.graph_node_job, graph.path,
+                               node.index)
