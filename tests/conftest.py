@@ -130,6 +130,7 @@ MODULE_MARKERS: dict[str, tuple[str, ...]] = {
     "test_private_caches": _SLOW,  # 16
     "test_budget": _SLOW,  # 15
     "test_server_writes": _SLOW,  # 14
+    "test_server_restart": _SLOW,  # 11-15: a 100k-node chain linted by two servers in turn
 }
 
 

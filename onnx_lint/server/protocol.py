@@ -1,8 +1,13 @@
-"""pygls' protocol with what this server needs of it: typed command arguments.
+"""pygls' protocol with what this server needs of it: typed command arguments and a shutdown that always answers.
 
 - ``workspace/executeCommand``: each argument is structured into the type the command's handler
   annotates (``api/arguments.py``), and a malformed call is answered with InvalidParams naming the
   command and the argument.
+- ``shutdown``: pygls 2.1 cancels the requests in flight while iterating over the dict that holds
+  them; cancelling an ``executeCommand`` runs its callback at once, which removes it from that dict,
+  so a shutdown while the model view's requests ran was answered with an internal error
+  ("dictionary changed size during iteration", pygls issue #606) and the editor's restart stopped
+  there, leaving no server. Here the dict is copied first.
 - A request answered with an error on purpose (InvalidParams, RequestFailed, RequestCancelled) is
   the answer, not a server fault: pygls' log of it, with a traceback, is left out.
 """
@@ -37,6 +42,17 @@ class ServerProtocol(LanguageServerProtocol):
         arguments = structure_arguments(params.command, self._parameters[params.command], params.arguments,
                                         self._converter)
         return (yield handler, tuple(arguments), None)
+
+    @lsp_method(lsp.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        if (user_handler := self.fm.features.get(lsp.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current = self.msg_id  # the shutdown request itself is answered, not cancelled
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current and not future.done():
+                future.cancel()
+        self._shutdown = True
+        return None
 
 
 # What a handler raises to answer a request with an error on purpose.

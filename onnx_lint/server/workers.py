@@ -107,6 +107,7 @@ class Worker:
 
     def __init__(self) -> None:
         self._cancel = _CONTEXT.Event()
+        self.stopped = False
         self._start()
 
     def _start(self) -> None:
@@ -118,10 +119,24 @@ class Worker:
         self._conn = parent
 
     def restart(self) -> None:
-        self.stop()
-        self._start()
+        """A fresh child for the next job (the last one went stale, ran late or crashed); none once stopped."""
+        self._end_child()
+        if not self.stopped:
+            self._start()
+
+    def kill(self) -> None:
+        """Stop for good without waiting for the child to go (``stop`` waits)."""
+        self.stopped = True
+        if self.process.is_alive():
+            self.process.kill()
 
     def stop(self) -> None:
+        """Stop for good (the server shuts down, a quantize run ends): a job cancelled after this, as the
+        server's tasks are, starts no new child (one spawned there outlived the server's answer to shutdown)."""
+        self.stopped = True
+        self._end_child()
+
+    def _end_child(self) -> None:
         # Kill first: a thread blocked reading the pipe then sees EOF, before the pipe is closed.
         if self.process.is_alive():
             self.process.kill()
@@ -137,6 +152,8 @@ class Worker:
                    on_event: Callable[[Any], None] | None = None) -> Any:
         """Run ``function(*args)`` in the child; kills and replaces the child if cancelled or late."""
         loop = asyncio.get_running_loop()
+        if self.stopped:
+            raise asyncio.CancelledError  # the server is shutting down: no job runs any more
         if not self.process.is_alive():  # it died while idle (killed from outside): a fresh one takes the job
             self.restart()
         self._cancel.clear()  # here, not in the child: a cancel may come before the child reads the job
@@ -187,6 +204,7 @@ class WorkerPool:
         self._size = size
         self._workers: list[Worker] = []
         self._idle: asyncio.Queue[Worker] | None = None
+        self._stopped = False
 
     @property
     def size(self) -> int:
@@ -194,8 +212,8 @@ class WorkerPool:
         return self._size
 
     def start(self) -> None:
-        """Start the children now, so that the first lint does not wait for imports."""
-        if self._idle is not None:
+        """Start the children now, so that the first lint does not wait for imports (never again once stopped)."""
+        if self._idle is not None or self._stopped:
             return
         self._idle = asyncio.Queue()
         for _ in range(self._size):
@@ -205,14 +223,20 @@ class WorkerPool:
 
     async def run(self, function: Callable[..., Any], *args: Any, timeout: float | None = None) -> Any:
         self.start()
-        assert self._idle is not None
-        worker = await self._idle.get()
+        idle = self._idle
+        if idle is None:
+            raise asyncio.CancelledError  # stopped: the server is shutting down
+        worker = await idle.get()
         try:
             return await worker.call(function, *args, timeout=timeout)
         finally:
-            self._idle.put_nowait(worker)
+            idle.put_nowait(worker)  # the queue it came from: a job cancelled by stop() ends after it dropped it
 
     def stop(self) -> None:
+        """Stop every worker for good: all are killed first, so that their exits overlap."""
+        self._stopped = True
+        for worker in self._workers:
+            worker.kill()
         for worker in self._workers:
             worker.stop()
         self._workers.clear()
