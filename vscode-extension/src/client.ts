@@ -1,7 +1,7 @@
 import { ChildProcess, execFile } from "child_process";
 import * as vscode from "vscode";
 import {
-  DidChangeConfigurationNotification, ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions,
+  DidChangeConfigurationNotification, ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State,
 } from "vscode-languageclient/node";
 import * as names from "./commandNames";
 import { ServerCommand } from "./commandNames";
@@ -23,6 +23,19 @@ class RunningServer implements ServerHandle {
   constructor(readonly client: LanguageClient) {}
 
   async stop(timeoutMs: number): Promise<void> {
+    if (this.client.state === State.Starting) {
+      // Restarting a server that crashed (the client's own restart): stop() refuses a starting client, and the
+      // server it was starting would run on unseen.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, timeoutMs);
+        const watch = this.client.onDidChangeState((event) => event.newState !== State.Starting && done());
+        function done() {
+          clearTimeout(timer);
+          watch.dispose();
+          resolve();
+        }
+      });
+    }
     this.process = this.client.serverProcess;  // the client forgets its process once stop() settles
     await this.client.stop(timeoutMs);
   }
