@@ -167,7 +167,8 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
         pytest.fail("rapidocr_onnxruntime is not installed (tests/real-models.txt)")
     if ppocr is not None:
         shutil.copy(ppocr, workspace / "ppocr-det.onnx")
-        big.append({"file": "ppocr-det.onnx", "search": "Conv", "weightFinding": "OL201"})
+        big.append({"file": "ppocr-det.onnx", "search": "Conv", "weightFinding": "OL201",
+                    "weightTensor": "batch_norm_0.w_2"})
     if screenshots.exists():
         shutil.rmtree(screenshots)
     result_file = tmp_path / "result.json"
@@ -263,6 +264,23 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
         assert shown["selected"].startswith("Constant node"), shown
         assert shown["announced"].startswith("Selected Constant node"), shown
         assert shown["marked"].startswith("batch_norm_0.w_2 ← OL201"), shown
+        # Clicked with the mouse, that Constant details its values (Netron's way): the first 16, its type, size and
+        # range, the value FP16 cannot hold in the finding colour, and "Show all" (a click) for every value.
+        constant = ppocr_view["constant"]
+        assert constant["selected"].startswith("Constant node"), constant
+        assert constant["preview"].startswith("[") and constant["preview"].count(",") == 16, constant["preview"]
+        size = PPOCR_BN_VARIANCE[0]
+        assert constant["summary"].startswith(f"float {size} · {size} values · range "), constant["summary"]
+        assert constant["fp16"].startswith(f"{size} of {size} value(s) exceed FP16's range ±65504 (largest magnitude "
+                                           "9.79e+07)"), constant
+        assert constant["fp16Colour"] != constant["plainColour"], constant
+        assert constant["all"].count(",") == size - 1, constant["all"]
+        # Zoomed out, edges carry no label; zoomed in with the wheel, they say their shapes, the Constant's own
+        # output edge its shape in the drawing.
+        assert constant["zoomedOut"]["labels"] is False, constant["zoomedOut"]
+        zoomed = constant["zoomedIn"]
+        assert zoomed["labels"] is True and zoomed["scale"] >= 0.8, zoomed
+        assert zoomed["label"] == PPOCR_BN_VARIANCE[1] and zoomed["labelInView"], zoomed
 
     # "Show model as text": the same findings on the real lines of the textual view, one entry each
     # (the model's own entries leave the panel while the view shows them), and coloured tokens.
@@ -382,6 +400,11 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert shots >= {"model-view", "problems-panel", "graph-light", "graph-dark", "text-view", "fixed", "quantized",
                      "quantized-sensitivity", "settings-min-cosine", "quantize-frontier", "quantize-frontier-table",
                      "whole-graph-light", "whole-graph-dark", "whole-graph-high-contrast", "whole-graph-chain-100k"}
+
+
+# PP-OCRv4 det's Constant batch_norm_0.w_2 (the variance OL201 flags, every value above 65504): its size, and its
+# edge's shape label.
+PPOCR_BN_VARIANCE = (24, "24")
 
 
 def _luminance(css: str) -> float:

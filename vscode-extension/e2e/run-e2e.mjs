@@ -661,6 +661,81 @@ try {
         marked: await bigView.locator("#graph-details tr.marked").first().innerText() };
       await shot(`whole-graph-${big.file.replace(/\.onnx$/, "")}-weight`);
     }
+    if (big.weightFinding) {
+      // -- Constants' values and edge shapes, with the mouse ------------------------------------------------
+      // The node "Show in graph" selected (the Constant holding the flagged weight): a click on empty space
+      // clears the selection, a click on the node selects it again and its details show its values, the largest
+      // value FP16 cannot hold, and "Show all" (a click) the rest. Then the wheel zooms in on it until the edges
+      // say their shapes; its own output edge's label is read back.
+      const constantId = await bigView.locator("#graph-layer .item.selected").getAttribute("data-id");
+      const constantNode = bigView.locator(`#graph-layer .item[data-id="${constantId}"]`);
+      const area = await bigView.locator("#graph-svg").boundingBox();
+      const blank = await bigView.locator("body").evaluate(() => {  // a point of the drawing with nothing on it
+        const svg = document.getElementById("graph-svg").getBoundingClientRect();
+        for (let y = 6; y < svg.height - 6; y += 12) {
+          for (let x = 6; x < svg.width - 6; x += 12) {
+            const hit = document.elementFromPoint(svg.left + x, svg.top + y);
+            if (hit?.closest("#graph-svg") && !hit.closest(".item")) return { x, y };
+          }
+        }
+        return { x: 6, y: 6 };
+      });
+      await page.mouse.click(area.x + blank.x, area.y + blank.y);
+      await waitFor(async () => (await facts()).selected === "", "a click on empty space to clear the selection", 30_000);
+      const box = await constantNode.boundingBox();
+      await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      const values = bigView.locator("#graph-details .tensor-values").first();
+      await values.waitFor({ timeout: 60_000 });
+      const constant = { ...(await facts()),
+        title: await bigView.locator("#graph-details h3").innerText(),
+        preview: await values.locator(".values-preview").innerText(),
+        summary: await values.locator(".values-summary").innerText(),
+        fp16: (await values.locator(".values-fp16").count()) ? await values.locator(".values-fp16").innerText() : "",
+        fp16Colour: (await values.locator(".values-fp16").count())
+          ? await values.locator(".values-fp16").evaluate((p) => getComputedStyle(p).color) : "",
+        plainColour: await values.locator(".values-summary").evaluate((p) => getComputedStyle(p).color) };
+      const showAll = values.locator("details.all-values > summary");
+      if (await showAll.count()) {
+        await showAll.scrollIntoViewIfNeeded();
+        const sb = await showAll.boundingBox();
+        await page.mouse.click(sb.x + 20, sb.y + sb.height / 2);
+        await values.locator("details.all-values[open] code").waitFor({ state: "visible", timeout: 30_000 });
+        constant.all = await values.locator("details.all-values code").innerText();
+      }
+      await shot(`whole-graph-${big.file.replace(/\.onnx$/, "")}-constant-values`);
+      // Zoomed out, no edge label; the wheel over the node zooms in (the point under the pointer stays put).
+      const scale = async () => Number(/scale\(([\d.]+)\)/.exec(await bigView.locator("#graph-layer").getAttribute("transform"))?.[1] ?? 1);
+      const labelsShown = () => bigView.locator("#graph-layer g.edge-shapes").evaluate((g) => getComputedStyle(g).display !== "none");
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      for (let i = 0; i < 30 && (await scale()) > 0.5; i++) {
+        await page.mouse.wheel(0, 120);
+        await page.waitForTimeout(40);
+      }
+      constant.zoomedOut = { scale: await scale(), labels: await labelsShown() };
+      const nb = await constantNode.boundingBox();
+      await page.mouse.move(nb.x + nb.width / 2, nb.y + nb.height / 2);
+      for (let i = 0; i < 30 && (await scale()) < 1.2; i++) {
+        await page.mouse.wheel(0, -120);
+        await page.waitForTimeout(40);
+      }
+      const tensor = big.weightTensor;
+      constant.zoomedIn = { scale: await scale(), labels: await labelsShown(),
+        ...(await bigView.locator("body").evaluate((body, name) => {
+          const area = document.getElementById("graph-svg").getBoundingClientRect();
+          const label = [...document.querySelectorAll("#graph-layer text.edge-shape")]
+            .find((t) => t.getAttribute("data-tensor") === name);
+          const r = label?.getBoundingClientRect();
+          const visible = [...document.querySelectorAll("#graph-layer text.edge-shape")].filter((t) => {
+            const b = t.getBoundingClientRect();
+            return b.width > 0 && b.left >= area.left && b.right <= area.right && b.top >= area.top && b.bottom <= area.bottom;
+          });
+          return { label: label?.textContent ?? "", labelInView: !!r && r.width > 0 && r.left >= area.left &&
+            r.right <= area.right && r.top >= area.top && r.bottom <= area.bottom,
+            visibleLabels: visible.slice(0, 8).map((t) => t.textContent) };
+        }, tensor)) };
+      entry.constant = constant;
+      await shot(`whole-graph-${big.file.replace(/\.onnx$/, "")}-edge-shapes`);
+    }
     step(`the whole graph of ${big.file}: opened, searched`);
   }
   result.ok = true;

@@ -7,6 +7,7 @@ import {
   describeItem, GraphFinding, int8ErrorText, int8Level, Item, ModelGraph, nodeId, SearchHit, sharePercent, Visible,
   visibleGraph, WholeGraph,
 } from "../wholeGraph";
+import { EDGE_LABEL_ZOOM, edgeShapeText, PREVIEW_VALUES, TensorValues, valuesPreview, valuesSummary } from "../wholeGraph";
 
 const LINE_H = 16;
 const PAD = 8;
@@ -20,7 +21,7 @@ export interface NodeDetails {
   name: string;
   op: string;
   domain: string;
-  attributes: { name: string; value: string }[];
+  attributes: { name: string; value: string; values?: TensorValues }[];
   inputs: TensorDetails[];
   outputs: TensorDetails[];
   subgraphs: string[];
@@ -34,6 +35,7 @@ interface TensorDetails {
   engine: string | null;
   stale: boolean;
   initializer: boolean;
+  values?: TensorValues; // an initializer's values
 }
 
 function esc(text: string): string {
@@ -179,7 +181,9 @@ export class GraphCanvas {
         `rx="${item.kind === "node" || item.kind === "block" ? 4 : b.height / 2}"/>${text}` +
         `${share === undefined ? "" : this.int8Bar(b, share)}</g>`);
     });
+    parts.push(this.edgeShapes(laid));
     this.layer.innerHTML = parts.join("");
+    this.showEdgeShapes();
     // Reading order for the keyboard and the table: top to bottom, left to right.
     this.order = [...this.visible.items].sort((a, b) => {
       const p = laid.boxes[a.id];
@@ -192,6 +196,50 @@ export class GraphCanvas {
     }
     this.markSelection();
     this.drawMinimap();
+  }
+
+  /** Each edge's tensor shape, a small label at the middle of its path; where the file declares a type the graph
+   * contradicts, that too, in the finding colour (a tspan coloured by the page's .stale class). Shown only from
+   * EDGE_LABEL_ZOOM on (showEdgeShapes); the details and the table say the same at any zoom. */
+  private edgeShapes(laid: LaidOut): string {
+    const labels = this.visible.edges.map((edge, i) => {
+      const text = edge.body ? undefined : edgeShapeText(edge);
+      const points = laid.edges[i]?.points ?? [];
+      if (!text || points.length < 2) {
+        return "";
+      }
+      const a = points[Math.floor((points.length - 1) / 2)];
+      const b = points[Math.ceil((points.length - 1) / 2)];
+      const chars = text.shape.length + (text.declared ? text.declared.length + 1 : 0);
+      const x = (a.x + b.x) / 2 + 6 + chars * 3.6;  // beside the line: the page's text is centred on x
+      const y = (a.y + b.y) / 2 + 4;
+      return `<text class="edge-shape${text.declared ? " contradicted" : ""}" x="${x.toFixed(1)}" y="${y.toFixed(1)}" ` +
+        `data-tensor="${esc(edge.tensor)}">${esc(text.shape)}${text.declared
+          ? ` <tspan class="stale" fill="currentColor">${esc(text.declared)}</tspan>` : ""}</text>`;
+    });
+    return `<g class="edge-shapes">${labels.join("")}</g>`;
+  }
+
+  /** Edge shape labels only where they can be read: from EDGE_LABEL_ZOOM on. */
+  private showEdgeShapes(): void {
+    const group = this.layer.querySelector("g.edge-shapes");
+    if (this.view.k >= EDGE_LABEL_ZOOM) {
+      group?.removeAttribute("display");
+    } else {
+      group?.setAttribute("display", "none");
+    }
+  }
+
+  /** A constant's values as Netron shows them: the first PREVIEW_VALUES, "Show all" for the rest (a disclosure the
+   * mouse or the keyboard opens), its type, size and range, and what FP16 cannot hold in the finding colour. */
+  private valuesHtml(v: TensorValues, tensor: string): string {
+    const preview = valuesPreview(v);
+    const all = v.values && v.values.length > PREVIEW_VALUES ? `<details class="all-values"><summary>Show all ` +
+      `${v.values.length.toLocaleString("en")} values</summary><p><code>${esc(valuesPreview(v, true)!)}</code></p></details>` : "";
+    return `<div class="tensor-values" data-tensor="${esc(tensor)}">` +
+      (preview ? `<p class="values-preview"><code>${esc(preview)}</code></p>` : "") +
+      `<p class="values-summary">${esc(valuesSummary(v))}</p>` +
+      (v.fp16 ? `<p class="stale values-fp16">${esc(v.fp16)}</p>` : "") + all + `</div>`;
   }
 
   /** A quantized node's share of the INT8 error: a bar along the bottom of its box (a track, filled to the share)
@@ -213,7 +261,7 @@ export class GraphCanvas {
       let outputs = "";
       if (item.kind === "node") {
         const index = whole.indexes[item.graph];
-        const names = (ts: number[]) => ts.filter((t) => t >= 0).map((t) => index.columns.tensors[t]).join(", ");
+        const names = (ts: number[]) => ts.filter((t) => t >= 0).map((t) => index.tensorText(t)).join(", ");
         inputs = names(index.inputsOf(item.node!));
         outputs = names(index.outputsOf(item.node!));
       }
@@ -272,6 +320,7 @@ export class GraphCanvas {
     this.layer.setAttribute("transform", `translate(${this.view.x.toFixed(1)},${this.view.y.toFixed(1)}) scale(${this.view.k.toFixed(4)})`);
     // Level of detail: far out, the labels go and boxes stay.
     this.svg.classList.toggle("far", this.view.k < 0.45);
+    this.showEdgeShapes();
     this.drawMinimap();
   }
 
@@ -404,9 +453,12 @@ export class GraphCanvas {
         `<td><code>${esc(t.tensor)}</code>${t.initializer ? " <span class=\"engine\">(initializer)</span>" : ""}` +
         `${this.mark?.tensor === t.tensor ? ` <strong class="finding-mark">${esc(this.mark.why)}</strong>` : ""}</td>` +
         `<td class="declared">${esc(t.declared ?? "—")}</td><td>${esc(t.derived ?? "unknown")}` +
-        `${t.engine ? ` <span class="engine">(${esc(t.engine)})</span>` : ""}</td></tr>`).join("") + `</tbody></table>`;
+        `${t.engine ? ` <span class="engine">(${esc(t.engine)})</span>` : ""}</td></tr>` +
+        (t.values ? `<tr class="values"><td colspan="3">${this.valuesHtml(t.values, t.tensor)}</td></tr>` : "")).join("") +
+      `</tbody></table>`;
     const attributes = details.attributes.length === 0 ? "" : `<h4>Attributes</h4><dl class="facts">` +
-      details.attributes.map((a) => `<dt>${esc(a.name)}</dt><dd><code>${esc(a.value)}</code></dd>`).join("") + `</dl>`;
+      details.attributes.map((a) => `<dt>${esc(a.name)}</dt><dd><code>${esc(a.value)}</code>` +
+        `${a.values ? this.valuesHtml(a.values, details.outputs[0]?.tensor ?? a.name) : ""}</dd>`).join("") + `</dl>`;
     const bodies = details.subgraphs.map((path) => {
       const graph = this.whole?.byPath.get(path);
       const open = graph !== undefined && this.expanded.has(`${graph}:body`);
