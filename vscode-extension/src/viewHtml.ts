@@ -5,6 +5,8 @@ import { edgeTable, FindingGraph, findingSvg } from "./graphView";
 import { escapeHtml } from "./html";
 import { renderReport, Report } from "./reportHtml";
 import { GraphFinding, INT8_LEVELS } from "./wholeGraph";
+import { GRAPH_SHARE } from "./graphSplit";
+import { count } from "./words";
 
 export { escapeHtml } from "./html";
 
@@ -133,24 +135,92 @@ export function graphFindings(diagnostics: ViewDiagnostic[]): GraphFinding[] {
     path: d.location.path, tensor: d.location.tensor ?? null, node: d.location.node ?? null }] : []);
 }
 
+/** A run of findings this long or longer, of one rule and one message but for the names it quotes, is one row. */
+export const GROUP_MIN = 3;
+
+/** A finding's message without where it is (the server's closing "(at graph/value_info[3] 'h3')") and without the
+ * names it quotes: what the findings of one cause share. */
+export function findingPattern(message: string): string {
+  const at = message.lastIndexOf(" (at ");
+  const cause = at > 0 && message.endsWith(")") ? message.slice(0, at) : message;
+  return cause.replace(/\s*'[^']*'/g, "").replace(/\s+/g, " ").trim();
+}
+
+/** Findings of one rule, severity and message pattern, shown as one row until "show all" opens it. */
+export interface FindingGroup {
+  key: string;
+  code: string;
+  severity: ViewDiagnostic["severity"];
+  pattern: string;
+  members: number[]; // indexes into the diagnostics, in order
+}
+
+/**
+ * The problems list's rows, in the order of their first finding: a finding alone (its index), or a group of
+ * GROUP_MIN or more that differ only in the names they quote (200 stale value_info entries of one shape are
+ * one row, "OL005 × 200", not 200 rows that push the graph out of the editor).
+ */
+export function groupFindings(diagnostics: ViewDiagnostic[]): (number | FindingGroup)[] {
+  const groups = new Map<string, FindingGroup>();
+  for (const [i, d] of diagnostics.entries()) {
+    const pattern = findingPattern(d.message);
+    const key = `${d.code} ${d.severity} ${pattern}`;
+    const group = groups.get(key) ?? { key, code: d.code, severity: d.severity, pattern, members: [] };
+    group.members.push(i);
+    groups.set(key, group);
+  }
+  const rows: (number | FindingGroup)[] = [];
+  for (const [i, d] of diagnostics.entries()) {
+    const group = groups.get(`${d.code} ${d.severity} ${findingPattern(d.message)}`)!;
+    if (group.members.length < GROUP_MIN) {
+      rows.push(i);
+    } else if (group.members[0] === i) {
+      rows.push(group);
+    }
+  }
+  return rows;
+}
+
+function findingRow(state: ViewState, write: string, i: number, member?: string): string {
+  const d = state.diagnostics[i];
+  const open = state.graph?.index === i;
+  const graphButton = drawable(d)
+    ? `<button class="secondary show-graph" data-action="reveal" data-index="${i}" aria-controls="whole-graph">Show in graph</button>` +
+      `<button class="secondary quick-look" data-action="graph" data-index="${i}" aria-pressed="${open}"` +
+      ` aria-controls="graph">Quick look</button>`
+    : `<span class="not-graph">not a graph element</span>`;
+  const fix = d.fixable ? `<button class="fix" data-action="fix" data-index="${i}"${write}>Fix</button>` : "";
+  const classes = [d.severity, open ? "selected" : "", member === undefined ? "" : "member"].filter(Boolean).join(" ");
+  // A group's member stays hidden until its "show all" opens it, unless it is the finding drawn now.
+  const grouped = member === undefined ? "" : ` data-member="${escapeHtml(member)}"${open ? "" : " hidden"}`;
+  return `<li class="${classes}"${grouped}><span class="severity" title="${SEVERITY_WORD[d.severity]}">` +
+    `${SEVERITY_WORD[d.severity]}</span> <span class="code">${escapeHtml(d.code)}</span> ` +
+    `<span class="message">${escapeHtml(d.message)}</span><span class="actions">${graphButton}${fix}</span></li>`;
+}
+
+function groupRow(state: ViewState, write: string, group: FindingGroup): string {
+  const first = group.members[0];
+  const show = drawable(state.diagnostics[first])
+    ? `<button class="secondary show-graph" data-action="reveal" data-index="${first}" aria-controls="whole-graph"` +
+      ` title="Show the first of them in the graph">Show in graph</button>` : "";
+  const n = group.members.length;
+  return `<li class="${group.severity} group" data-group="${escapeHtml(group.key)}" data-count="${n}">` +
+    `<span class="severity" title="${SEVERITY_WORD[group.severity]}">${SEVERITY_WORD[group.severity]}</span> ` +
+    `<span class="code">${escapeHtml(group.code)} × ${n.toLocaleString("en")}</span> ` +
+    `<span class="message">${escapeHtml(group.pattern)}</span><span class="actions">${show}` +
+    `<button class="secondary show-all" data-action="toggleGroup" aria-expanded="false"` +
+    ` title="List each of these ${escapeHtml(count(n, "finding"))}">Show all ${n.toLocaleString("en")}</button></span></li>` +
+    group.members.map((i) => findingRow(state, write, i, group.key)).join("");
+}
+
 function problemList(state: ViewState, write: string): string {
   if (state.diagnostics.length === 0) {
     // "No problems" only from a finished lint: never beside "the server is not running" or "Linting…".
     return state.error || state.busy || state.summary === null ? "" : `<p class="clean">No problems.</p>`;
   }
-  const items = state.diagnostics.map((d, i) => {
-    const open = state.graph?.index === i;
-    const graphButton = drawable(d)
-      ? `<button class="secondary show-graph" data-action="reveal" data-index="${i}" aria-controls="whole-graph">Show in graph</button>` +
-        `<button class="secondary quick-look" data-action="graph" data-index="${i}" aria-pressed="${open}"` +
-        ` aria-controls="graph">Quick look</button>`
-      : `<span class="not-graph">not a graph element</span>`;
-    const fix = d.fixable ? `<button class="fix" data-action="fix" data-index="${i}"${write}>Fix</button>` : "";
-    return `<li class="${d.severity}${open ? " selected" : ""}"><span class="severity" title="${SEVERITY_WORD[d.severity]}">` +
-      `${SEVERITY_WORD[d.severity]}</span> <span class="code">${escapeHtml(d.code)}</span> ` +
-      `<span class="message">${escapeHtml(d.message)}</span><span class="actions">${graphButton}${fix}</span></li>`;
-  });
-  return `<ul class="diagnostics">${items.join("")}</ul>`;
+  const rows = groupFindings(state.diagnostics).map((row) => typeof row === "number"
+    ? findingRow(state, write, row) : groupRow(state, write, row));
+  return `<ul class="diagnostics" aria-label="${escapeHtml(count(state.diagnostics.length, "problem"))}">${rows.join("")}</ul>`;
 }
 
 function graphSection(state: ViewState): string {
@@ -234,38 +304,57 @@ export function int8Legend(): string {
     `INT8 (a group: its nodes' sum), as the tint of its box and the bar along its bottom.</span></p>`;
 }
 
-/** The whole-graph view's frame: the page's script fills it (see src/webview/graphCanvas.ts). */
+/**
+ * The whole-graph view's frame: the page's script fills it (see src/webview/graphCanvas.ts) and sizes it to the
+ * editor's height below the page's header (src/webview/pageLayout.ts). The minimap has its own strip beside the
+ * drawing, so it never covers a node; the details sit beside the drawing (below it in a narrow column), across a
+ * split the mouse drags and the keyboard moves.
+ */
 export function wholeGraphSection(): string {
   return `<section id="whole-graph" class="whole-graph" aria-labelledby="whole-graph-title">
+    <div id="graph-head" class="graph-head">
     <div class="section-head"><h2 id="whole-graph-title">Graph</h2>
       <span id="graph-status" class="engine" role="status">Loading the graph…</span>
       <span id="graph-busy" class="busy" hidden>Laying out…</span></div>
     <div class="graph-toolbar" role="toolbar" aria-label="Graph">
       <input id="graph-search" type="search" placeholder="Search node, tensor or op type"
-        aria-label="Search the graph by node name, tensor name or op type" aria-controls="graph-hits" autocomplete="off">
+        aria-label="Search the graph by node name, tensor name or op type" aria-controls="graph-hits"
+        aria-describedby="graph-search-count" autocomplete="off">
+      <span id="graph-search-count" class="search-count"></span>
       <button class="secondary" data-graph="zoomIn" title="Zoom in (+)" aria-label="Zoom in">+</button>
       <button class="secondary" data-graph="zoomOut" title="Zoom out (−)" aria-label="Zoom out">−</button>
       <button class="secondary" data-graph="fit" title="Fit the graph in view (0)">Fit</button>
       <button class="secondary" data-graph="collapse">Collapse all</button>
+      <button class="secondary" data-graph="minimap" aria-pressed="true" aria-controls="graph-minimap-strip"
+        title="Show or hide the minimap">Minimap</button>
     </div>
     <ul id="graph-hits" class="graph-hits" role="listbox" aria-label="Matches" hidden></ul>
     ${int8Legend()}
-    <div class="graph-body">
-      <div id="graph-viewport" class="graph-viewport" tabindex="0" role="application" aria-roledescription="graph"
-        aria-label="The model's graph" aria-describedby="graph-help">
-        <svg id="graph-svg" class="whole-graph-svg" xmlns="http://www.w3.org/2000/svg">
-          <defs>${["", "-error", "-warning", "-info"].map((s) =>
-            `<marker id="g-arrow${s}" class="arrow${s}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" ` +
-            `orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker>`).join("")}</defs>
-          <g id="graph-layer"></g>
-        </svg>
-        <canvas id="graph-minimap" class="graph-minimap" width="180" height="120" aria-hidden="true"></canvas>
+    </div>
+    <div id="graph-body" class="graph-body">
+      <div class="graph-pane">
+        <div id="graph-viewport" class="graph-viewport" tabindex="0" role="application" aria-roledescription="graph"
+          aria-label="The model's graph" aria-describedby="graph-help">
+          <svg id="graph-svg" class="whole-graph-svg" xmlns="http://www.w3.org/2000/svg">
+            <defs>${["", "-error", "-warning", "-info"].map((s) =>
+              `<marker id="g-arrow${s}" class="arrow${s}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" ` +
+              `orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker>`).join("")}</defs>
+            <g id="graph-layer"></g>
+          </svg>
+        </div>
+        <div id="graph-minimap-strip" class="graph-minimap-strip">
+          <canvas id="graph-minimap" class="graph-minimap" aria-hidden="true"></canvas>
+        </div>
       </div>
+      <div id="graph-split" class="graph-split" role="separator" tabindex="0" aria-orientation="vertical"
+        aria-controls="graph-details" aria-label="Resize the graph and its details" aria-valuemin="${GRAPH_SHARE.min}"
+        aria-valuemax="${GRAPH_SHARE.max}" aria-valuenow="${GRAPH_SHARE.initial}" title="Drag, or use the arrow keys, to resize"></div>
       <aside id="graph-details" class="graph-details" aria-label="Selected node"><p class="hint">Select a node for its
         attributes, inputs and outputs.</p></aside>
     </div>
     <p id="graph-help" class="hint">Click a node or group for its details, double-click to expand it, click empty space to clear; drag
-      to pan, scroll to zoom. Arrow keys move between nodes, Enter expands a group or a node's body, + and − zoom, 0 fits. Errors, warnings and notes colour the nodes and the stale tensors' edges.</p>
+      to pan, scroll to zoom; drag the bar between the drawing and the details to resize them. Arrow keys move between nodes, Enter
+      expands a group or a node's body, + and − zoom, 0 fits. Errors, warnings and notes colour the nodes and the stale tensors' edges.</p>
     <div id="graph-announce" class="sr-only" aria-live="polite" aria-atomic="true"></div>
     <details><summary>The same graph as a table</summary>
       <table class="graph-table"><thead><tr><th>kind</th><th>node</th><th>inputs</th><th>outputs</th><th>finding</th>

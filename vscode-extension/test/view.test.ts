@@ -1,4 +1,5 @@
-// The drawing of a finding, the quantize report and the ONNX text grammar: `npm test`.
+// The drawing of a finding, the model view's page (findings list, graph frame, wording), the quantize report and
+// the ONNX text grammar: `npm test`.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
@@ -7,7 +8,10 @@ import * as oniguruma from "vscode-oniguruma";
 import * as textmate from "vscode-textmate";
 import { edgeTable, FindingGraph, findingSvg, layoutFinding } from "../src/graphView";
 import { frontierHtml, safeSvg } from "../src/reportHtml";
-import { renderView, toViewDiagnostics } from "../src/viewHtml";
+import { GRAPH_SHARE, shareAfterKey } from "../src/graphSplit";
+import { findingPattern, groupFindings, renderView, toViewDiagnostics, wholeGraphSection } from "../src/viewHtml";
+import { ModelGraph, WholeGraph } from "../src/wholeGraph";
+import { count, SEARCH_SHOWN, searchSummary } from "../src/words";
 
 const ROOT = path.join(__dirname, "..", "..");
 
@@ -133,6 +137,126 @@ test("the frontier plot is inserted only when it is an SVG without script or eve
     quantize: { report: { output: "/m/q.onnx", fallback: points }, warnings: [], frontierSvg: FRONTIER_SVG } },
   { cspSource: "c", script: "s.js", style: "s.css" });
   assert.match(html, /<section class="quantize-frontier"[\s\S]*<svg [^>]*class="frontier"/);
+});
+
+// What the server says for the 100k-node weakly typed chain (benchmarks/models.py weakly_typed): 200 stale
+// value_info entries of one shape, each naming its own tensor, and the stale output.
+function weakChainDiagnostics(stale = 200) {
+  return toViewDiagnostics([
+    { code: "OL001", message: "graph output 'res24999' is declared as a scalar (rank 0), but the graph computes " +
+      "float[batch, 64] (at graph/output[0] 'res24999')",
+      severity: 1, data: { fixable: true, key: ["OL001"], location: { path: "graph/output[0]", tensor: "res24999" } } },
+    ...Array.from({ length: stale }, (_x, i) => ({ code: "OL005", severity: 1,
+      message: `value_info 'mm${i * 125}' is declared [batch, 7]: dim 1 is declared 7 but the graph computes 64 ` +
+        `(at graph/value_info[${i}] 'mm${i * 125}')`,
+      data: { fixable: true, key: ["OL005", i], location: { path: `graph/value_info[${i}]`, tensor: `mm${i * 125}` } } })),
+  ]);
+}
+
+test("200 findings of one rule and message are one row with their count, and show all lists them", () => {
+  const diagnostics = weakChainDiagnostics();
+  assert.equal(findingPattern(diagnostics[1].message), "value_info is declared [batch, 7]: dim 1 is declared 7 but the graph computes 64");
+  const rows = groupFindings(diagnostics);
+  assert.equal(rows.length, 2);
+  assert.equal(rows[0], 0);  // the stale output, alone, first as the server listed it
+  const group = rows[1];
+  assert.ok(typeof group !== "number" && group.members.length === 200 && group.members[0] === 1);
+  const html = renderView({ file: "chain-100k.onnx", summary: null, diagnostics, trusted: true },
+    { cspSource: "c", script: "s.js", style: "s.css" });
+  // One visible row for the 200: the code with its count, the message without the names, "Show all 200".
+  const row = /<li class="error group"[^>]*>[\s\S]*?<\/li>/.exec(html)![0];
+  assert.match(row, /<span class="code">OL005 × 200<\/span> <span class="message">value_info is declared \[batch, 7\]: dim 1 is declared 7 but the graph computes 64<\/span>/);
+  assert.match(row, /<button class="secondary show-all" data-action="toggleGroup" aria-expanded="false"[^>]*>Show all 200<\/button>/);
+  assert.match(row, /data-action="reveal" data-index="1"/);  // "Show in graph": the first of them
+  // Each of the 200 is there, hidden until "show all", with its own name and buttons.
+  const members = html.match(/<li class="error member" data-member="[^"]*" hidden>/g) ?? [];
+  assert.equal(members.length, 200);
+  assert.match(html, /value_info &#39;mm24875&#39; is declared [^<]* \(at graph\/value_info\[199\] &#39;mm24875&#39;\)/);
+  // Where a finding is, in the server's closing "(at …)", is not part of its cause; nor is a bracket in the cause.
+  assert.equal(findingPattern("node 'n' (Gelu) has no schema (at graph/node[1] 'n' (Gelu))"), "node (Gelu) has no schema");
+  assert.equal((html.match(/<li class="error"><span class="severity"/g) ?? []).length, 1);  // OL001, shown alone
+  assert.match(html, /<ul class="diagnostics" aria-label="201 problems">/);
+  // Two alike are not worth a group: both stay rows of their own.
+  assert.equal(groupFindings(weakChainDiagnostics(2)).length, 3);
+});
+
+test("the finding drawn in a quick look stays visible inside its collapsed group", () => {
+  const diagnostics = weakChainDiagnostics(5);
+  const html = renderView({ file: "m.onnx", summary: null, diagnostics, trusted: false, graph: { index: 3, error: "x" } },
+    { cspSource: "c", script: "s.js", style: "s.css" });
+  assert.match(html, /<li class="error selected member" data-member="[^"]*"><span/);
+  assert.equal((html.match(/ hidden><span class="severity"/g) ?? []).length, 4);
+  // In an untrusted workspace a member's Fix is disabled like any other.
+  assert.match(html, /data-action="fix" data-index="3" disabled/);
+});
+
+test("counts are said in the singular and the plural, and a capped search says how many it left out", () => {
+  assert.equal(count(1, "node"), "1 node");
+  assert.equal(count(100_000, "node"), "100,000 nodes");
+  assert.equal(count(1, "match", "matches"), "1 match");
+  assert.equal(searchSummary(1, 1), "1 match");
+  assert.equal(searchSummary(12, 12), "12 matches");
+  assert.equal(searchSummary(0, 0), "No node or tensor matches");
+  assert.equal(searchSummary(SEARCH_SHOWN, 25_000), "50 of 25,000 matches shown");
+});
+
+/** The residual MLP chain as the server sends it (benchmarks/models.py mlp_chain): MatMul, Add, Relu, Add per layer. */
+function mlpChain(layers: number): ModelGraph {
+  const ops = ["MatMul", "Add", "Relu"];
+  const tensors = ["X", "W", "b"];
+  const c = { path: "graph", name: "chain", ops, nodeOp: [] as number[], nodeName: [] as string[], tensors,
+    inputs: [] as number[], inputEnd: [] as number[], outputs: [] as number[], outputEnd: [] as number[],
+    graphInputs: [0], graphOutputs: [] as number[], initializers: [1, 2], subgraphs: [] as [number, string, string][],
+    groupParent: [], groupKind: [], groupLabel: [], groupNote: [], groupTitle: [], groupSize: [], nodeGroup: [] as number[] };
+  let previous = 0;
+  const node = (op: number, name: string, inputs: number[]) => {
+    c.nodeOp.push(op);
+    c.nodeName.push(name);
+    c.inputs.push(...inputs);
+    c.inputEnd.push(c.inputs.length);
+    tensors.push(name);
+    c.outputs.push(tensors.length - 1);
+    c.outputEnd.push(c.outputs.length);
+    c.nodeGroup.push(-1);
+    return tensors.length - 1;
+  };
+  for (let i = 0; i < layers; i++) {
+    const mm = node(0, `mm${i}`, [previous, 1]);
+    const ab = node(1, `ab${i}`, [mm, 2]);
+    const r = node(2, `r${i}`, [ab]);
+    previous = node(1, `res${i}`, [r, previous]);
+  }
+  c.graphOutputs.push(previous);
+  return { graphs: [c], nodes: layers * 4 };
+}
+
+test("search on a long chain finds every Relu and the view says how many it does not list", () => {
+  // The view lists the first SEARCH_SHOWN and counts the rest (src/webview/graphCanvas.ts).
+  const all = new WholeGraph(mlpChain(1000), []).search("Relu", Number.POSITIVE_INFINITY);
+  assert.equal(all.length, 1000);
+  assert.equal(searchSummary(all.slice(0, SEARCH_SHOWN).length, all.length), "50 of 1,000 matches shown");
+  const one = new WholeGraph(mlpChain(1000), []).search("mm999", Number.POSITIVE_INFINITY);
+  assert.equal(searchSummary(one.length, one.length), "2 matches");  // the node mm999 and its tensor
+});
+
+test("the graph's frame: the minimap in its own strip beside the drawing, a split the keyboard can move", () => {
+  const html = wholeGraphSection();
+  // The minimap is not drawn over the drawing: its canvas is outside the viewport that holds the svg.
+  const viewport = /<div id="graph-viewport"[\s\S]*?<\/svg>\s*<\/div>/.exec(html)![0];
+  assert.doesNotMatch(viewport, /graph-minimap/);
+  assert.match(html, /<\/div>\s*<div id="graph-minimap-strip" class="graph-minimap-strip">\s*<canvas id="graph-minimap"/);
+  assert.match(html, /<button class="secondary" data-graph="minimap" aria-pressed="true" aria-controls="graph-minimap-strip"/);
+  assert.match(html, new RegExp(`<div id="graph-split" class="graph-split" role="separator" tabindex="0" ` +
+    `aria-orientation="vertical"\\s+aria-controls="graph-details"[^>]*aria-valuemin="${GRAPH_SHARE.min}"\\s+` +
+    `aria-valuemax="${GRAPH_SHARE.max}" aria-valuenow="${GRAPH_SHARE.initial}"`));
+  assert.match(html, /<span id="graph-search-count" class="search-count"><\/span>/);
+  // Arrow keys step the split, Home and End go to its limits, and it never leaves them.
+  assert.equal(shareAfterKey("ArrowLeft", 62), 57);
+  assert.equal(shareAfterKey("ArrowDown", 62), 67);
+  assert.equal(shareAfterKey("ArrowRight", 84), GRAPH_SHARE.max);
+  assert.equal(shareAfterKey("Home", 50), GRAPH_SHARE.min);
+  assert.equal(shareAfterKey("End", 50), GRAPH_SHARE.max);
+  assert.equal(shareAfterKey("a", 50), undefined);
 });
 
 async function grammar(): Promise<textmate.IGrammar> {

@@ -8,6 +8,7 @@ import {
   visibleGraph, WholeGraph,
 } from "../wholeGraph";
 import { EDGE_LABEL_ZOOM, edgeShapeText, PREVIEW_VALUES, TensorValues, valuesPreview, valuesSummary } from "../wholeGraph";
+import { count, SEARCH_SHOWN, searchSummary } from "../words";
 
 const LINE_H = 16;
 const PAD = 8;
@@ -52,6 +53,13 @@ async function startWorker(url: string): Promise<Worker> {
   return new Worker(URL.createObjectURL(new Blob([source], { type: "text/javascript" })));
 }
 
+/** How "Show in graph" and the first selection on open bring a node into view: whether the drawing takes the
+ * keyboard focus, and whether it centres the node always or only when the node is out of sight. */
+interface RevealOptions {
+  focus?: boolean;
+  centre?: boolean | "ifHidden";
+}
+
 export class GraphCanvas {
   private whole: WholeGraph | undefined;
   private visible: Visible = { items: [], clusters: [], edges: [] };
@@ -67,6 +75,9 @@ export class GraphCanvas {
   private afterLayout: (() => void) | undefined;
   readonly timings: { firstPaint?: number; layoutMs?: number; items?: number } = {};
   private started = performance.now();
+  private minimapShown = true;
+  /** Told when the user shows or hides the minimap (the page keeps it in the webview's state). */
+  onMinimapToggle: ((shown: boolean) => void) | undefined;
 
   constructor(workerUrl: string, private readonly post: (message: unknown) => void) {
     this.worker = startWorker(workerUrl);
@@ -91,12 +102,31 @@ export class GraphCanvas {
     }
     this.whole = new WholeGraph(model, findings);
     byId<HTMLElement>("graph-int8-legend").hidden = !this.whole.hasInt8Error;  // a model quantize wrote
-    if (this.laidOut === undefined) {
+    const opening = this.laidOut === undefined;
+    // On open the first finding's node is selected, its details shown: the groups that hold it are opened in
+    // the first layout, so that the first paint already shows it.
+    const first = opening ? this.firstFinding(findings) : undefined;
+    if (opening) {
       this.expanded = this.whole.overview();  // a model in one scope, or one long series, opens inside it
+      first?.open.forEach((key) => this.expanded.add(key));
     }
-    byId<HTMLElement>("graph-status").textContent =
-      `${model.nodes.toLocaleString("en")} nodes in ${model.graphs.length} graph${model.graphs.length === 1 ? "" : "s"}`;
-    await this.relayout(this.laidOut === undefined);  // fit the first time; later (a fix, a change) keep the place
+    byId<HTMLElement>("graph-status").textContent = `${count(model.nodes, "node")} in ${count(model.graphs.length, "graph")}`;
+    await this.relayout(opening);  // fit the first time; later (a fix, a change) keep the place
+    if (first) {
+      // The keyboard stays where VS Code put it; the view moves only if the node is out of sight.
+      await this.revealFinding(first.finding, { focus: false, centre: "ifHidden" });
+    }
+  }
+
+  /** The first finding placed on a node, and the groups to open to draw that node. */
+  private firstFinding(findings: GraphFinding[]): { finding: GraphFinding; open: string[] } | undefined {
+    for (const finding of findings) {
+      const where = this.whole?.locate(finding);
+      if (where?.node !== undefined) {
+        return { finding, open: this.whole!.pathTo(where.graph, where.node) };
+      }
+    }
+    return undefined;
   }
 
   private async layout(visible: Visible): Promise<LaidOut> {
@@ -278,17 +308,30 @@ export class GraphCanvas {
     return getComputedStyle(document.body).getPropertyValue(name).trim() || fallback;
   }
 
+  /** The minimap, in its own strip beside the drawing: the whole layout scaled into the strip, in the theme's
+   * colours (a theme switch redraws it), with the part the drawing shows outlined in the focus colour. */
   private drawMinimap(): void {
     const canvas = byId<HTMLCanvasElement>("graph-minimap");
     const laid = this.laidOut;
     const context = canvas.getContext("2d");
-    if (!laid || !context || !laid.width || !laid.height) {
-      return;
+    const box = canvas.getBoundingClientRect();
+    if (!laid || !context || !laid.width || !laid.height || box.width < 2 || box.height < 2) {
+      return;  // nothing laid out yet, or the strip is hidden
     }
-    const scale = Math.min(canvas.width / laid.width, canvas.height / laid.height);
-    context.clearRect(0, 0, canvas.width, canvas.height);
-    context.fillStyle = this.css("--vscode-editorWidget-background", "#888");
-    context.fillRect(0, 0, canvas.width, canvas.height);
+    const ratio = window.devicePixelRatio || 1;
+    const width = Math.round(box.width * ratio);
+    const height = Math.round(box.height * ratio);
+    if (canvas.width !== width || canvas.height !== height) {
+      canvas.width = width;
+      canvas.height = height;
+    }
+    const margin = 4 * ratio;
+    const scale = Math.min((width - 2 * margin) / laid.width, (height - 2 * margin) / laid.height);
+    const ox = (width - laid.width * scale) / 2;  // centred across, from the top down (as the graph flows)
+    const oy = margin;
+    context.clearRect(0, 0, width, height);
+    context.fillStyle = this.css("--vscode-editor-background", "#fff");
+    context.fillRect(0, 0, width, height);
     const colours: Record<string, string> = {
       error: this.css("--vscode-editorError-foreground", "red"),
       warning: this.css("--vscode-editorWarning-foreground", "orange"),
@@ -300,18 +343,34 @@ export class GraphCanvas {
       const b = laid.boxes[item.id];
       const int8 = !item.severity && item.int8Share !== undefined;
       context.fillStyle = item.severity ? colours[item.severity] : int8 ? heat : plain;
-      context.globalAlpha = int8 ? 0.35 + 0.65 * int8Level(item.int8Share!) / 4 : 1;
-      context.fillRect((b.x - b.width / 2) * scale, (b.y - b.height / 2) * scale,
+      context.globalAlpha = int8 ? 0.35 + 0.65 * int8Level(item.int8Share!) / 4 : item.severity ? 1 : 0.7;
+      context.fillRect(ox + (b.x - b.width / 2) * scale, oy + (b.y - b.height / 2) * scale,
         Math.max(1, b.width * scale), Math.max(1, b.height * scale));
     }
-    context.globalAlpha = 1;
-    // The part of the drawing the viewport shows.
+    // The part of the drawing the viewport shows: a tint and an outline in the focus colour.
     const rect = this.svg.getBoundingClientRect();
-    context.strokeStyle = this.css("--vscode-focusBorder", "#07f");
-    context.lineWidth = 2;
-    context.strokeRect(-this.view.x / this.view.k * scale, -this.view.y / this.view.k * scale,
-      rect.width / this.view.k * scale, rect.height / this.view.k * scale);
-    canvas.dataset.scale = String(scale);
+    // Kept inside the strip, so that its outline shows even when the whole graph is in view.
+    const inset = ratio;
+    const left = Math.max(inset, ox - this.view.x / this.view.k * scale);
+    const top = Math.max(inset, oy - this.view.y / this.view.k * scale);
+    const right = Math.min(width - inset, ox + (rect.width - this.view.x) / this.view.k * scale);
+    const bottom = Math.min(height - inset, oy + (rect.height - this.view.y) / this.view.k * scale);
+    const view = [left, top, Math.max(0, right - left), Math.max(0, bottom - top)] as const;
+    context.fillStyle = context.strokeStyle = this.css("--vscode-focusBorder", "#07f");
+    context.globalAlpha = 0.12;
+    context.fillRect(...view);
+    context.globalAlpha = 1;
+    context.lineWidth = 2 * ratio;
+    context.strokeRect(...view);
+    Object.assign(canvas.dataset, { scale: String(scale), ox: String(ox), oy: String(oy) });
+  }
+
+  /** Show or hide the minimap's strip (the drawing takes its room). */
+  setMinimap(shown: boolean): void {
+    this.minimapShown = shown;
+    byId<HTMLElement>("graph-minimap-strip").hidden = !shown;
+    document.querySelector("[data-graph='minimap']")?.setAttribute("aria-pressed", String(shown));
+    this.drawMinimap();
   }
 
   // -- pan and zoom --------------------------------------------------------------------------------
@@ -392,6 +451,14 @@ export class GraphCanvas {
     row?.setAttribute("aria-selected", "true");
   }
 
+  /** Whether a laid-out box lies wholly inside the visible drawing. */
+  private inView(box: Box): boolean {
+    const rect = this.svg.getBoundingClientRect();
+    const { x, y, k } = this.view;
+    return x + (box.x - box.width / 2) * k >= 0 && y + (box.y - box.height / 2) * k >= 0 &&
+      x + (box.x + box.width / 2) * k <= rect.width && y + (box.y + box.height / 2) * k <= rect.height;
+  }
+
   /** Nothing selected: a click on empty space of the drawing. */
   clearSelection(): void {
     if (!this.selected) {
@@ -405,14 +472,14 @@ export class GraphCanvas {
       '<p class="hint">Select a node for its attributes, inputs and outputs.</p>';
   }
 
-  select(id: string, options: { centre?: boolean; announce?: boolean } = {}): void {
+  select(id: string, options: { centre?: boolean | "ifHidden"; announce?: boolean } = {}): void {
     const item = this.visible.items.find((i) => i.id === id);
     if (!item || !this.laidOut) {
       return;
     }
     this.selected = id;
     this.markSelection();
-    if (options.centre) {
+    if (options.centre === true || (options.centre === "ifHidden" && !this.inView(this.laidOut.boxes[id]))) {
       this.centre(this.laidOut.boxes[id]);
     }
     const words = describeItem(item, this.whole!);
@@ -474,7 +541,7 @@ export class GraphCanvas {
   }
 
   /** Draw a node (expanding what holds it), select it and bring it into view. */
-  async revealNode(graph: number, node: number): Promise<void> {
+  async revealNode(graph: number, node: number, options: RevealOptions = {}): Promise<void> {
     if (!this.whole) {
       return;
     }
@@ -485,13 +552,15 @@ export class GraphCanvas {
       missing.forEach((k) => this.expanded.add(k));
       await this.relayout(false);
     }
-    this.select(id, { centre: true });
-    this.viewport.focus();
+    this.select(id, { centre: options.centre ?? true });
+    if (options.focus ?? true) {
+      this.viewport.focus();
+    }
   }
 
   /** "Show in graph" for a finding: its node (for an initializer, the first node that reads it, with the
    * initializer named in its details), or its graph input or output. */
-  async revealFinding(finding: GraphFinding): Promise<boolean> {
+  async revealFinding(finding: GraphFinding, options: RevealOptions = {}): Promise<boolean> {
     const where = this.whole?.locate(finding);
     if (!where) {
       return false;
@@ -499,7 +568,7 @@ export class GraphCanvas {
     this.mark = finding.tensor ? { tensor: finding.tensor,
       why: where.initializer ? `← ${finding.code}: this initializer` : `← ${finding.code}` } : undefined;
     if (where.node !== undefined) {
-      await this.revealNode(where.graph, where.node);
+      await this.revealNode(where.graph, where.node, options);
       if (where.initializer) {
         const readers = where.nodes.length;
         byId<HTMLElement>("graph-announce").textContent += `; initializer ${finding.tensor}, ` +
@@ -510,8 +579,10 @@ export class GraphCanvas {
     const terminal = this.visible.items.find((i) => i.graph === where.graph &&
       (i.id === `${where.graph}:out${where.tensor}` || i.id === `${where.graph}:in${where.tensor}`));
     if (terminal) {
-      this.select(terminal.id, { centre: true });
-      this.viewport.focus();
+      this.select(terminal.id, { centre: options.centre ?? true });
+      if (options.focus ?? true) {
+        this.viewport.focus();
+      }
       return true;
     }
     return false;
@@ -533,15 +604,21 @@ export class GraphCanvas {
 
   // -- events -------------------------------------------------------------------------------------
 
+  /** The first SEARCH_SHOWN matches, and how many there are in all: a capped list says so ("50 of 25,000
+   * matches shown") instead of looking complete. */
   private search(query: string): void {
     const list = byId<HTMLElement>("graph-hits");
-    const hits: SearchHit[] = this.whole?.search(query) ?? [];
-    list.hidden = query.trim() === "";
-    list.innerHTML = hits.length === 0 ? `<li role="option" aria-disabled="true">No node or tensor matches</li>` :
+    const all: SearchHit[] = this.whole?.search(query, Number.POSITIVE_INFINITY) ?? [];
+    const hits = all.slice(0, SEARCH_SHOWN);
+    const empty = query.trim() === "";
+    const summary = empty ? "" : searchSummary(hits.length, all.length);
+    list.hidden = empty;
+    list.innerHTML = hits.length === 0 ? `<li role="option" aria-disabled="true">${esc(summary)}</li>` :
       hits.map((hit, i) => `<li role="option" id="graph-hit-${i}" tabindex="-1" data-graph="hit" data-g="${hit.graph}" ` +
-        `data-node="${hit.node}">${esc(hit.text)}</li>`).join("");
-    byId<HTMLElement>("graph-announce").textContent =
-      `${hits.length === 50 ? "50 or more" : hits.length} match${hits.length === 1 ? "" : "es"}`;
+        `data-node="${hit.node}">${esc(hit.text)}</li>`).join("") + (hits.length < all.length
+        ? `<li role="option" aria-disabled="true" class="more">${esc(summary)}: type more to narrow the search</li>` : "");
+    byId<HTMLElement>("graph-search-count").textContent = summary;
+    byId<HTMLElement>("graph-announce").textContent = summary;
   }
 
   private bind(): void {
@@ -591,7 +668,7 @@ export class GraphCanvas {
         void this.command(current);
       } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
         const next = (event.key === "ArrowDown" ? current?.nextElementSibling : current?.previousElementSibling) as HTMLElement | null;
-        (next ?? input).focus();
+        (next?.dataset.graph === "hit" ? next : input).focus();  // past the last match (or "50 of …"): back to the box
       } else if (event.key === "Escape") {
         input.focus();
       } else {
@@ -640,16 +717,51 @@ export class GraphCanvas {
     this.svg.addEventListener("pointerup", release);
     this.svg.addEventListener("pointercancel", release);
     const minimap = byId<HTMLCanvasElement>("graph-minimap");
-    minimap.addEventListener("pointerdown", (event) => {
-      const scale = Number(minimap.dataset.scale || 1);
+    const moveTo = (event: PointerEvent) => {
+      const { scale, ox, oy } = minimap.dataset;
       const rect = minimap.getBoundingClientRect();
-      const x = (event.clientX - rect.left) * (minimap.width / rect.width) / scale;
-      const y = (event.clientY - rect.top) * (minimap.height / rect.height) / scale;
+      const x = ((event.clientX - rect.left) * (minimap.width / rect.width) - Number(ox || 0)) / Number(scale || 1);
+      const y = ((event.clientY - rect.top) * (minimap.height / rect.height) - Number(oy || 0)) / Number(scale || 1);
       this.centre({ x, y, width: 0, height: 0 });
+    };
+    minimap.addEventListener("pointerdown", (event) => {  // a click centres the view there, a drag moves it along
+      if (event.button !== 0) {
+        return;
+      }
+      moveTo(event);
+      try {
+        minimap.setPointerCapture(event.pointerId);
+      } catch {
+        // a pointer the browser does not track: clicks still centre
+      }
       event.stopPropagation();
     });
+    minimap.addEventListener("pointermove", (event) => {
+      if ((event.buttons & 1) !== 0 && minimap.hasPointerCapture(event.pointerId)) {
+        moveTo(event);
+      }
+    });
     viewport.addEventListener("keydown", (event) => this.key(event));
-    new ResizeObserver(() => this.drawMinimap()).observe(viewport);
+    // When the drawing changes size (the split dragged, the minimap hidden, the editor resized), what was in its
+    // middle stays in its middle.
+    let size = { width: 0, height: 0 };
+    const resized = new ResizeObserver(() => {
+      const rect = this.svg.getBoundingClientRect();
+      if (this.laidOut && size.width > 0 && size.height > 0 && rect.width > 0 && rect.height > 0) {
+        this.view.x += (rect.width - size.width) / 2;
+        this.view.y += (rect.height - size.height) / 2;
+        this.apply();
+      } else {
+        this.drawMinimap();
+      }
+      size = { width: rect.width, height: rect.height };
+    });
+    resized.observe(viewport);
+    resized.observe(byId("graph-minimap-strip"));
+    // A theme switch changes the --vscode-* variables (on <html>) and the body's class: the canvas redraws.
+    const themed = new MutationObserver(() => this.drawMinimap());
+    themed.observe(document.documentElement, { attributes: true, attributeFilter: ["style", "class"] });
+    themed.observe(document.body, { attributes: true, attributeFilter: ["class"] });
   }
 
   private async activate(id: string): Promise<void> {
@@ -698,6 +810,7 @@ export class GraphCanvas {
       case "zoomOut": this.zoom(0.8); break;
       case "fit": this.fit(); break;
       case "collapse": this.expanded = this.whole?.overview() ?? new Set(); await this.relayout(true); break;
+      case "minimap": this.setMinimap(!this.minimapShown); this.onMinimapToggle?.(this.minimapShown); break;
       case "select": this.select(target.dataset.id!, { centre: true }); this.viewport.focus(); break;
       case "expand": await this.activate(target.dataset.id!); break;
       case "hit":

@@ -4,13 +4,20 @@
 // so that a re-render of the rest of the page keeps it.
 import { GraphFinding, ModelGraph } from "../wholeGraph";
 import { GraphCanvas, NodeDetails } from "./graphCanvas";
+import { PageLayout, ViewPrefs } from "./pageLayout";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
+// What the user arranged (the split, the minimap), kept in the webview's state: VS Code gives it back when it
+// restores the view.
+const prefs: ViewPrefs = { ...((vscode.getState() as ViewPrefs | undefined) ?? {}) };
+const layout = new PageLayout(prefs, (kept) => vscode.setState(kept));
 
 function post(type: string, index?: number): void {
   vscode.postMessage(index === undefined ? { type } : { type, index });
@@ -19,6 +26,34 @@ function post(type: string, index?: number): void {
 const workerUrl = document.body.dataset.worker;
 const canvas = workerUrl ? new GraphCanvas(workerUrl, (message) => vscode.postMessage(message)) : undefined;
 let findings: GraphFinding[] = [];
+if (canvas) {
+  layout.start();
+  if (prefs.minimap === false) {
+    canvas.setMinimap(false);
+  }
+  canvas.onMinimapToggle = (shown) => {
+    prefs.minimap = shown;
+    vscode.setState(prefs);
+  };
+}
+
+// Groups of findings the user opened with "show all": kept open across the host's re-renders of the list.
+const openGroups = new Set<string>();
+
+function showGroups(): void {
+  for (const row of document.querySelectorAll<HTMLElement>("ul.diagnostics li.group")) {
+    const key = row.dataset.group ?? "";
+    const open = openGroups.has(key);
+    const button = row.querySelector<HTMLButtonElement>("button.show-all");
+    if (button) {
+      button.setAttribute("aria-expanded", String(open));
+      button.textContent = open ? "Show fewer" : `Show all ${Number(row.dataset.count).toLocaleString("en")}`;
+    }
+    for (const member of document.querySelectorAll<HTMLElement>(`ul.diagnostics li[data-member="${CSS.escape(key)}"]`)) {
+      member.hidden = !open && !member.classList.contains("selected");
+    }
+  }
+}
 
 document.addEventListener("click", (event) => {
   const button = (event.target as Element | null)?.closest<HTMLButtonElement>("button[data-action]");
@@ -26,6 +61,14 @@ document.addEventListener("click", (event) => {
     return;
   }
   const index = button.dataset.index === undefined ? undefined : Number(button.dataset.index);
+  if (button.dataset.action === "toggleGroup") {
+    const key = button.closest<HTMLElement>("li.group")?.dataset.group ?? "";
+    if (!openGroups.delete(key)) {
+      openGroups.add(key);
+    }
+    showGroups();
+    return;
+  }
   if (button.dataset.action === "reveal" && index !== undefined) {
     void reveal(index);
     return;
@@ -35,7 +78,11 @@ document.addEventListener("click", (event) => {
 
 async function reveal(index: number): Promise<void> {
   const finding = findings.find((f) => f.index === index);
-  document.getElementById("whole-graph")?.scrollIntoView({ block: "start" });
+  // The graph fills the editor below the findings: scroll only when it is out of sight (a quick look above it).
+  const body = document.getElementById("graph-body")?.getBoundingClientRect();
+  if (body && (body.top < 0 || body.bottom > window.innerHeight + 1)) {
+    document.getElementById("whole-graph")?.scrollIntoView({ block: "start" });
+  }
   if (!canvas || !finding || !(await canvas.revealFinding(finding))) {
     const announce = document.getElementById("graph-announce");
     if (announce) {
@@ -91,6 +138,8 @@ window.addEventListener("message", (event: MessageEvent) => {
       }
     }
     findings = (message.findings as GraphFinding[] | undefined) ?? findings;
+    showGroups();
+    layout.fill();
     autofocus();
   } else if (message.type === "graphData" && canvas) {
     findings = message.findings as GraphFinding[];
@@ -114,6 +163,7 @@ window.addEventListener("message", (event: MessageEvent) => {
 
 // After a load, put the keyboard where the user's action led, and ask for the graph.
 window.addEventListener("load", () => {
+  layout.fill();
   autofocus();
   post("ready");
 });
