@@ -197,6 +197,18 @@ try {
     plainStroke: (() => { const r = document.querySelector("#graph-layer .item:not(.error):not(.warning):not(.info) rect"); return r ? getComputedStyle(r).stroke : ""; })(),
   }));
   result.wholeGraph = { drawn: await graphFacts() };
+  // -- Layout, selection and navigation: the model as it opens --------------------------------------------------
+  // On open the first finding's node (OL001's Add_2) is selected and detailed, and the keyboard stays where VS Code
+  // put it (nothing in the view takes the focus).
+  await view.locator("#graph-details table.node-tensors").first().waitFor({ timeout: 60_000 });
+  result.layout = { opened: { ...(await graphFacts()), details: await view.locator("#graph-details h3").innerText() } };
+  if (!result.layout.opened.selected.startsWith("Add node Add_2") || !result.layout.opened.details.includes("Add_2")) {
+    throw new Error(`on open, the first finding's node is not selected: ${JSON.stringify(result.layout.opened)}`);
+  }
+  if (result.layout.opened.focused !== "") {
+    throw new Error(`on open, the view took the keyboard focus (${result.layout.opened.focused})`);
+  }
+  step("on open, the first finding's node is selected and detailed, the focus left where it was");
   // "Show in graph" on OL001: the node computing the stale output is selected, announced, and detailed.
   await view.locator("ul.diagnostics li", { hasText: "OL001" }).locator("button.show-graph").click();
   await view.locator("#graph-layer .item.selected").waitFor({ timeout: 60_000 });
@@ -259,6 +271,243 @@ try {
   await waitFor(async () => (await graphFacts()).selected === "", "a click on empty space to clear the selection", 30_000);
   result.wholeGraph.cleared = await graphFacts();
   step("the mouse selects a node, pans the drawing and clears the selection");
+
+  // -- Layout, selection and navigation: the graph is the view ------------------------------------------------
+  // At 1400x900 and in a 350 px wide editor column: the graph fills the editor's height below the header (no
+  // scrolling), beside (then above) its details; the minimap has its own strip, which never overlaps the drawing,
+  // and a toggle; the split between drawing and details follows the mouse and the arrow keys; search counts agree
+  // in number. Then the contrast of every visible text in the light, dark and high-contrast themes.
+  const layoutFacts = () => view.locator("body").evaluate(() => {
+    const box = (element) => {
+      const r = element?.getBoundingClientRect();
+      return r ? { x: r.x, y: r.y, width: r.width, height: r.height, right: r.right, bottom: r.bottom } : null;
+    };
+    const byId = (id) => document.getElementById(id);
+    const svg = box(byId("graph-svg"));
+    const map = box(byId("graph-minimap"));
+    const overlap = (a, b) => Math.max(0, Math.min(a.right, b.right) - Math.max(a.x, b.x)) *
+      Math.max(0, Math.min(a.bottom, b.bottom) - Math.max(a.y, b.y));
+    // The nodes as drawn (clipped to the drawing) that the minimap would cover.
+    const covered = [...document.querySelectorAll("#graph-layer .item")].filter((g) => {
+      const r = box(g);
+      const shown = { x: Math.max(r.x, svg.x), y: Math.max(r.y, svg.y), right: Math.min(r.right, svg.right),
+        bottom: Math.min(r.bottom, svg.bottom) };
+      return shown.right > shown.x && shown.bottom > shown.y && map.width > 0 && overlap(shown, map) > 0;
+    }).length;
+    return {
+      innerWidth: window.innerWidth, innerHeight: window.innerHeight, scrollY: window.scrollY,
+      body: box(byId("graph-body")), svg, minimap: map, details: box(byId("graph-details")), split: box(byId("graph-split")),
+      minimapOverlap: map.width > 0 ? overlap(svg, map) : 0, covered,
+      minimapHidden: byId("graph-minimap-strip").hidden,
+      minimapPressed: document.querySelector("[data-graph='minimap']").getAttribute("aria-pressed"),
+      orientation: byId("graph-split").getAttribute("aria-orientation"),
+      share: Number(byId("graph-split").getAttribute("aria-valuenow")),
+      problems: [...document.querySelectorAll("ul.diagnostics > li:not([hidden])")].map((li) => li.innerText.split("\n")[0]),
+      selected: document.querySelector("#graph-layer .item.selected")?.getAttribute("aria-label") ?? "",
+    };
+  });
+  // The graph fills the editor: wholly in view without scrolling, its bottom at the editor's bottom, most of its height.
+  const fillsEditor = (facts, share) => facts.body.y > 0 && facts.body.bottom <= facts.innerHeight &&
+    facts.body.bottom >= facts.innerHeight - 24 && facts.body.height >= share * facts.innerHeight;
+  const layoutPanel = page.locator(".part.panel.bottom");
+  if (await layoutPanel.isVisible()) {
+    await page.keyboard.press("Control+J");
+    await layoutPanel.waitFor({ state: "hidden", timeout: 10_000 }).catch(() => undefined);
+  }
+  const toTop = () => view.locator("body").evaluate(() => window.scrollTo(0, 0));
+  // The finding's node shown with the mouse ("Show in graph"), so that the details (the finding's row marked) are
+  // part of every check and photograph below.
+  await toTop();
+  await page.waitForTimeout(300);
+  const showOl001 = await view.locator("ul.diagnostics li", { hasText: "OL001" }).locator("button.show-graph").boundingBox();
+  await page.mouse.click(showOl001.x + showOl001.width / 2, showOl001.y + showOl001.height / 2);
+  await view.locator("#graph-details tr.marked").first().waitFor({ timeout: 60_000 });
+  await toTop();
+  await page.waitForTimeout(500);
+  const wide = await layoutFacts();
+  result.layout.wide = wide;
+  if (!fillsEditor(wide, 0.5) || wide.orientation !== "vertical" || wide.details.x < wide.svg.right) {
+    throw new Error(`at 1400x900 the graph does not fill the editor beside its details: ${JSON.stringify(wide)}`);
+  }
+  if (wide.minimap.width < 40 || wide.minimapOverlap > 0 || wide.covered > 0) {
+    throw new Error(`the minimap overlaps the drawing: ${JSON.stringify(wide)}`);
+  }
+  await shot("layout-1400x900");
+  // The minimap's toggle, with the mouse: hidden, the drawing takes its strip; shown again.
+  const minimapButton = await view.locator("button[data-graph='minimap']").boundingBox();
+  await page.mouse.click(minimapButton.x + minimapButton.width / 2, minimapButton.y + minimapButton.height / 2);
+  await waitFor(async () => (await layoutFacts()).minimapHidden, "the minimap to hide", 10_000);
+  result.layout.minimapOff = await layoutFacts();
+  await page.mouse.click(minimapButton.x + minimapButton.width / 2, minimapButton.y + minimapButton.height / 2);
+  await waitFor(async () => !(await layoutFacts()).minimapHidden, "the minimap to show again", 10_000);
+  if (!(result.layout.minimapOff.svg.width > wide.svg.width + 30) || result.layout.minimapOff.minimapPressed !== "false") {
+    throw new Error(`hiding the minimap did not give its room to the drawing: ${JSON.stringify(result.layout.minimapOff)}`);
+  }
+  // The split, dragged with the mouse 200 px to the left: the details widen by as much; then two presses of the
+  // right arrow key give the drawing 10% more.
+  const grip = wide.split;
+  const frameOrigin = await page.locator("iframe.webview.ready").first().boundingBox();
+  const sash = await view.locator("#graph-split").boundingBox();
+  await page.mouse.move(sash.x + sash.width / 2, sash.y + sash.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(sash.x + sash.width / 2 - 200, sash.y + sash.height / 2, { steps: 10 });
+  await page.mouse.up();
+  const dragged = await layoutFacts();
+  await view.locator("#graph-split").focus();
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.press("ArrowRight");
+  const keyed = await layoutFacts();
+  result.layout.split = { before: { share: wide.share, details: wide.details.width, grip, frameOrigin },
+    dragged: { share: dragged.share, details: dragged.details.width }, keyed: { share: keyed.share, details: keyed.details.width } };
+  if (Math.abs(dragged.details.width - wide.details.width - 200) > 24 || dragged.share >= wide.share) {
+    throw new Error(`the split did not follow the mouse: ${JSON.stringify(result.layout.split)}`);
+  }
+  if (keyed.share !== dragged.share + 10 || !(keyed.details.width < dragged.details.width)) {
+    throw new Error(`the split did not follow the arrow keys: ${JSON.stringify(result.layout.split)}`);
+  }
+  step("the graph fills the editor beside its details; the minimap has its own strip and a toggle; the split follows the mouse and the keys");
+  // Search counts in the singular and the plural (a capped search is checked on the 100,000-node chain below).
+  const searchCount = () => view.locator("#graph-search-count").innerText();
+  await view.locator("#graph-search").fill("Gelu");
+  await waitFor(async () => (await searchCount()) === "1 match", "the search to count one match", 10_000);
+  await view.locator("#graph-search").fill("MatMul");
+  await waitFor(async () => (await searchCount()) === "2 matches", "the search to count two matches", 10_000);
+  result.layout.search = { one: "1 match", two: await searchCount(), status: (await graphFacts()).status };
+  await view.locator("#graph-search").fill("");
+  await waitFor(async () => (await searchCount()) === "", "the search count to clear", 10_000);
+  if (result.layout.search.status !== "4 nodes in 1 graph") throw new Error(`status: ${result.layout.search.status}`);
+  // A 350 px wide editor column (the window narrowed until the view is that wide): the details go below the drawing.
+  const frameWidth = async () => (await page.locator("iframe.webview.ready").first().boundingBox()).width;
+  let windowWidth = 1400;
+  for (let i = 0; i < 3 && Math.abs((await frameWidth()) - 350) > 4; i++) {
+    windowWidth -= Math.round((await frameWidth()) - 350);
+    await page.setViewportSize({ width: windowWidth, height: 900 });
+    await page.waitForTimeout(800);
+  }
+  await toTop();
+  await page.waitForTimeout(500);
+  const narrow = { ...(await layoutFacts()), frameWidth: await frameWidth() };
+  result.layout.narrow = narrow;
+  await shot("layout-350px-column");
+  if (Math.abs(narrow.frameWidth - 350) > 12 || !fillsEditor(narrow, 0.3) || narrow.orientation !== "horizontal" ||
+      narrow.details.y < narrow.svg.bottom || narrow.minimapOverlap > 0 || narrow.covered > 0 || !narrow.selected) {
+    throw new Error(`in a 350 px column the graph does not fill the editor above its details: ${JSON.stringify(narrow)}`);
+  }
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await page.waitForTimeout(800);
+  step("in a 350 px wide column the graph fills the editor above its details");
+  // Contrast (WCAG 2.1, 1.4.3): every visible text of the view, at the top of the page and at its bottom, against
+  // the background it is drawn on (the box behind an SVG label, else the nearest opaque background, translucent
+  // layers and opacity blended in): 4.5:1, 3:1 for large text. Disabled controls are exempt.
+  const contrastAudit = () => view.locator("body").evaluate(async () => {
+    const paint = document.createElement("canvas").getContext("2d", { willReadFrequently: true });
+    const rgba = (css) => {  // any CSS colour (rgb(), color(srgb ...) from color-mix) as [r, g, b, a 0..1]
+      if (!css || css === "none" || css.startsWith("url")) return null;
+      paint.clearRect(0, 0, 1, 1);
+      paint.fillStyle = "rgba(0, 0, 0, 0)";
+      paint.fillStyle = css;
+      paint.fillRect(0, 0, 1, 1);
+      const [r, g, b, a] = paint.getImageData(0, 0, 1, 1).data;
+      return [r, g, b, a / 255];
+    };
+    const over = (top, bottom) => [0, 1, 2].map((i) => top[i] * top[3] + bottom[i] * (1 - top[3])).concat(1);
+    const luminance = (c) => c.slice(0, 3).map((v) => v / 255)
+      .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4))
+      .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+    const ratio = (a, b) => {
+      const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+      return (hi + 0.05) / (lo + 0.05);
+    };
+    const page = rgba(getComputedStyle(document.body).backgroundColor) ?? [255, 255, 255, 1];
+    const background = (element) => {
+      const layers = [];
+      for (let e = element; e && e !== document.documentElement; e = e.parentElement) {
+        if (e instanceof SVGElement && e.tagName !== "svg") {
+          // An SVG label sits on the box its group draws first (a node's rect); a frame without fill shows what is under it.
+          const rect = [...e.children].find((c) => c.tagName === "rect" && c !== element);
+          const style = rect && getComputedStyle(rect);
+          const fill = style && rgba(style.fill);
+          if (fill && fill[3] * Number(style.fillOpacity) > 0) layers.push([...fill.slice(0, 3), fill[3] * Number(style.fillOpacity)]);
+        } else {
+          const colour = rgba(getComputedStyle(e).backgroundColor);
+          if (colour && colour[3] > 0) layers.push(colour);
+        }
+        if (layers.length && layers[layers.length - 1][3] >= 1) break;
+      }
+      return layers.reverse().reduce((under, layer) => over(layer, under), page);
+    };
+    const visible = (element) => {
+      if (!element.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return false;
+      let r = element.getBoundingClientRect();
+      let area = { x: 0, y: 0, right: window.innerWidth, bottom: window.innerHeight };
+      for (let e = element.parentElement; e; e = e.parentElement) {
+        const style = getComputedStyle(e);
+        if (e.tagName === "svg" || style.overflowX !== "visible" || style.overflowY !== "visible") {
+          const clip = e.getBoundingClientRect();
+          area = { x: Math.max(area.x, clip.x), y: Math.max(area.y, clip.y), right: Math.min(area.right, clip.right),
+            bottom: Math.min(area.bottom, clip.bottom) };
+        }
+      }
+      return r.width > 1 && r.height > 1 && Math.min(r.right, area.right) - Math.max(r.x, area.x) > 1 &&
+        Math.min(r.bottom, area.bottom) - Math.max(r.y, area.y) > 1;
+    };
+    const failures = [];
+    const marked = [];  // the finding's row in the node's details, whatever its ratio
+    let checked = 0;
+    for (const element of document.body.querySelectorAll("*")) {
+      if (["SCRIPT", "STYLE", "title", "TITLE", "OPTION"].includes(element.tagName) || element.closest(".sr-only")) continue;
+      const own = element instanceof HTMLInputElement ? element.value
+        : [...element.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join("").trim();
+      if (!own || !visible(element)) continue;
+      if (element.closest(":disabled, [aria-disabled='true']")) continue;  // inactive controls are exempt
+      const style = getComputedStyle(element);
+      let colour = rgba(element instanceof SVGElement ? style.fill : style.color);
+      if (!colour) continue;
+      let opacity = 1;
+      for (let e = element; e; e = e.parentElement) opacity *= Number(getComputedStyle(e).opacity);
+      const under = background(element);
+      const text = over([...colour.slice(0, 3), colour[3] * opacity], under);
+      const size = parseFloat(style.fontSize);
+      const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+      const found = ratio(text, under);
+      checked += 1;
+      if (element.closest("#graph-details tr.marked")) marked.push({ text: own.slice(0, 30), ratio: Math.round(found * 100) / 100 });
+      if (found < (large ? 3 : 4.5)) {
+        failures.push({ text: own.slice(0, 50), element: `${element.tagName.toLowerCase()}.${element.getAttribute("class") ?? ""}`,
+          colour: `rgb(${text.slice(0, 3).map(Math.round).join(",")})`, background: `rgb(${under.slice(0, 3).map(Math.round).join(",")})`,
+          ratio: Math.round(found * 100) / 100 });
+      }
+    }
+    return { checked, failures, marked };
+  });
+  result.layout.contrast = {};
+  for (const [theme, name, body] of [["light", "Light Modern", "body.vscode-light"],
+    ["dark", "Dark Modern", "body.vscode-dark:not(.vscode-high-contrast)"], ["high-contrast", "Dark High Contrast", "body.vscode-high-contrast"]]) {
+    if (!(await view.locator(body).count())) {
+      await pickTheme(name);
+      await view.locator(body).waitFor({ timeout: 60_000 });
+      await page.waitForTimeout(1000);
+    }
+    await toTop();
+    // The finding's row (Y ← OL001) scrolled into the details pane's view: it is what high contrast made unreadable.
+    await view.locator("#graph-details tr.marked").first().evaluate((row) => row.scrollIntoView({ block: "nearest" }));
+    await toTop();
+    await page.waitForTimeout(300);
+    const top = await contrastAudit();
+    await shot(`contrast-${theme}`);
+    await view.locator("body").evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await page.waitForTimeout(300);
+    const bottom = await contrastAudit();
+    result.layout.contrast[theme] = { checked: top.checked + bottom.checked, failures: [...top.failures, ...bottom.failures],
+      marked: top.marked };
+  }
+  await pickTheme("Light Modern");
+  await view.locator("body.vscode-light").waitFor({ timeout: 60_000 });
+  await toTop();
+  const unreadable = Object.entries(result.layout.contrast).filter(([, c]) => c.failures.length || c.checked < 20 ||
+    !c.marked.some((cell) => cell.text.startsWith("←")));
+  if (unreadable.length) throw new Error(`text below 4.5:1 (WCAG AA): ${JSON.stringify(Object.fromEntries(unreadable))}`);
+  step("every visible text of the view has 4.5:1 contrast in the light, dark and high-contrast themes");
 
   // The Problems panel lists every diagnostic of the file (pulled for the custom-editor tab).
   await page.keyboard.press("Control+Shift+M");
@@ -737,6 +986,104 @@ try {
       await shot(`whole-graph-${big.file.replace(/\.onnx$/, "")}-edge-shapes`);
     }
     step(`the whole graph of ${big.file}: opened, searched`);
+  }
+  // -- Layout, selection and navigation on the 100,000-node chain ---------------------------------------------
+  // Its 201 findings (200 stale value_info entries of one shape, and the stale output) are a few rows, and the graph
+  // still fills the editor below them; "Show all" (a click) lists the 200 and the graph stays in view; search for
+  // Relu says that it lists 50 of the 25,000 matches; a double-click on a group expands it and selects no text.
+  const chainModel = JSON.parse(process.env.BIG_MODELS || "[]").find((big) => big.file === "chain-100k.onnx");
+  if (chainModel) {
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").fill(">View: Close All Editors");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: /^View: Close All Editors/ }).first().click();
+    await page.waitForTimeout(1000);
+    const chainPanel = page.locator(".part.panel.bottom");
+    if (await chainPanel.isVisible()) {
+      await page.keyboard.press("Control+J");
+      await chainPanel.waitFor({ state: "hidden", timeout: 10_000 }).catch(() => undefined);
+    }
+    await page.locator(`.explorer-folders-view .monaco-list-row[aria-label^="${chainModel.file}"]`).dblclick();
+    const chainView = page.frameLocator("iframe.webview.ready").first().frameLocator("iframe#active-frame");
+    await chainView.locator("#graph-viewport[data-first-paint-ms]").waitFor({ state: "attached", timeout: 240_000 });
+    await chainView.locator("ul.diagnostics li.group").first().waitFor({ timeout: 120_000 });
+    const chainFacts = () => chainView.locator("body").evaluate(() => {
+      const box = (element) => {
+        const r = element?.getBoundingClientRect();
+        return r ? { x: r.x, y: r.y, width: r.width, height: r.height, right: r.right, bottom: r.bottom } : null;
+      };
+      return {
+        innerHeight: window.innerHeight,
+        body: box(document.getElementById("graph-body")),
+        rows: [...document.querySelectorAll("ul.diagnostics > li:not([hidden])")].map((li) => li.innerText.replace(/\s+/g, " ")),
+        members: document.querySelectorAll("ul.diagnostics > li.member:not([hidden])").length,
+        selected: document.querySelector("#graph-layer .item.selected")?.getAttribute("aria-label") ?? "",
+        items: document.querySelectorAll("#graph-layer .item").length,
+        clusters: [...document.querySelectorAll("#graph-layer .cluster")].map((c) => c.getAttribute("data-id")),
+        count: document.getElementById("graph-search-count")?.textContent ?? "",
+        hits: document.querySelectorAll("#graph-hits [data-graph='hit']").length,
+        more: document.querySelector("#graph-hits li.more")?.textContent ?? "",
+        textSelected: String(window.getSelection()),
+      };
+    });
+    await chainView.locator("body").evaluate(() => window.scrollTo(0, 0));
+    await page.waitForTimeout(500);
+    const chain = { opened: await chainFacts() };
+    result.layout.chain = chain;
+    await shot("layout-chain-100k-grouped");
+    const groupRow = chain.opened.rows.find((row) => row.includes("OL005 × 200"));
+    if (chain.opened.rows.length > 4 || !groupRow || !/Show all 200/.test(groupRow) ||
+        !(chain.opened.body.bottom <= chain.opened.innerHeight && chain.opened.body.height >= 0.45 * chain.opened.innerHeight)) {
+      throw new Error(`the 201 findings are not a few rows above a graph that fills the editor: ${JSON.stringify(chain.opened)}`);
+    }
+    if (!chain.opened.selected.includes("error")) {
+      throw new Error(`on open, the first finding's node is not selected: ${JSON.stringify(chain.opened.selected)}`);
+    }
+    const showAll = await chainView.locator("ul.diagnostics li.group button.show-all").boundingBox();
+    await page.mouse.click(showAll.x + showAll.width / 2, showAll.y + showAll.height / 2);
+    await waitFor(async () => (await chainFacts()).members === 200, "show all to list the 200 findings", 10_000);
+    chain.shownAll = await chainFacts();
+    if (!(chain.shownAll.body.bottom <= chain.shownAll.innerHeight && chain.shownAll.body.y > 0)) {
+      throw new Error(`with the 200 findings listed the graph left the editor: ${JSON.stringify(chain.shownAll.body)}`);
+    }
+    await shot("layout-chain-100k-show-all");
+    const fewer = await chainView.locator("ul.diagnostics li.group button.show-all").boundingBox();
+    await page.mouse.click(fewer.x + fewer.width / 2, fewer.y + fewer.height / 2);
+    await waitFor(async () => (await chainFacts()).members === 0, "show fewer to fold the 200 findings", 10_000);
+    // Search: Relu is one node in four, 25,000 of them; the list says it shows 50.
+    await chainView.locator("#graph-search").fill("Relu");
+    await waitFor(async () => (await chainFacts()).count.includes(" of "), "the search to report its cap", 30_000);
+    chain.searched = await chainFacts();
+    await shot("layout-chain-100k-search-cap");
+    if (chain.searched.count !== "50 of 25,000 matches shown" || chain.searched.hits !== 50 ||
+        !chain.searched.more.startsWith("50 of 25,000 matches shown")) {
+      throw new Error(`search does not say where it stops: ${JSON.stringify(chain.searched)}`);
+    }
+    await chainView.locator("#graph-search").fill("");
+    // A double-click on a group, with the mouse: it expands (its frame is drawn around its members), no text selected.
+    const collapse = await chainView.locator("button[data-graph='collapse']").boundingBox();
+    await page.mouse.click(collapse.x + collapse.width / 2, collapse.y + collapse.height / 2);
+    await page.waitForTimeout(1500);
+    const blockId = await chainView.locator("body").evaluate(() => {
+      const area = document.getElementById("graph-svg").getBoundingClientRect();
+      for (const g of document.querySelectorAll("#graph-layer .item.block")) {
+        const r = g.getBoundingClientRect();
+        if (r.left > area.left + 10 && r.right < area.right - 10 && r.top > area.top + 10 && r.bottom < area.bottom - 10) {
+          return g.getAttribute("data-id");
+        }
+      }
+      return null;
+    });
+    if (!blockId) throw new Error("no group lies wholly inside the drawing");
+    const block = await chainView.locator(`#graph-layer .item[data-id="${blockId}"]`).boundingBox();
+    chain.beforeDoubleClick = await chainFacts();
+    await page.mouse.dblclick(block.x + block.width / 2, block.y + block.height / 2);
+    await waitFor(async () => (await chainFacts()).clusters.includes(blockId), "a double-click to expand the group", 60_000);
+    chain.doubleClicked = { ...(await chainFacts()), block: blockId };
+    await shot("layout-chain-100k-group-expanded");
+    if (chain.doubleClicked.textSelected !== "" || !(chain.doubleClicked.items > chain.beforeDoubleClick.items)) {
+      throw new Error(`a double-click did not expand the group cleanly: ${JSON.stringify(chain.doubleClicked)}`);
+    }
+    step("the 100,000-node chain: 201 findings in a few rows above the graph, search says its cap, a double-click expands a group");
   }
   result.ok = true;
 } catch (error) {
