@@ -895,7 +895,8 @@ try {
     await bigView.locator("#graph-search").fill(big.search);
     await bigView.locator("#graph-hits [data-graph='hit']").first().waitFor({ timeout: 60_000 });
     await bigView.locator("#graph-search").press("Enter");
-    await bigView.locator("#graph-layer .item.selected").waitFor({ timeout: 120_000 });
+    // The match selected (on open the first finding's node already is: wait for the match itself).
+    await waitFor(async () => (await facts()).selected.includes(big.search), "the search's match to be selected", 120_000);
     const entry = { file: big.file, openedMs: opened, first, searched: await facts() };
     result.big.push(entry);
     await page.waitForTimeout(300);
