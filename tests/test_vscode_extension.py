@@ -325,6 +325,36 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     # share of the summed error, its MACs). No --min-cosine here, so no search and no frontier plot (the plot and
     # its safety check are covered by the unit tests, test/view.test.ts).
     assert quantized["target"] == "Target runtime: TensorRT"
+    # The report reads top-down: the verdict first (TensorRT, no accuracy target set: the worst cosine on the samples
+    # compared), then the warning that random inputs make the figures meaningless, before any figure; the accuracy
+    # per output, the INT8 coverage, the sensitivity, how it was made; the whole JSON last, behind a closed
+    # disclosure that a mouse click opens.
+    order = quantized["order"]
+    assert order[:4] == ["verdict", "warnings", "written", "outputs"], order
+    assert order.index("outputs") < order.index("coverage") < order.index("sensitivity") < order.index("made") \
+        < order.index("raw") == len(order) - 1, order
+    assert quantized["rawOpen"] is False and quantized["raw"]["open"] is True
+    raw = json.loads(quantized["raw"]["json"])
+    assert raw["target"] == "tensorrt" and raw["min_cosine"] is None and raw["written"] is True
+    compared, samples = raw["calibration"]["validation_samples"], raw["calibration"]["samples"]
+    worst = min(o["cosine_similarity"] for o in raw["outputs"])
+    assert quantized["verdictKind"] == "unchecked"
+    assert quantized["verdict"].endswith(
+        "Quantized for TensorRT with no accuracy target set (onnxLint.quantize.minCosine, --min-cosine on the command "
+        f"line): the worst output's cosine similarity with FP32 is {worst:.6f} on {compared} samples."), quantized
+    assert quantized["warnings"][0].startswith("Warning: no --calibration-data given: calibrating on RANDOM inputs")
+    assert f"on the same {compared} samples (" in quantized["samples"], quantized["samples"]
+    assert f" {samples} calibration samples, random inputs)" in quantized["samples"], quantized["samples"]
+    assert float(row.split("\t")[2]) == round(raw["outputs"][0]["cosine_similarity"], 6), row
+    share = f"{raw['coverage']['int8_mac_share']:.1%}"
+    assert re.search(rf"{re.escape(share)} of the \S+ multiply-accumulates run in INT8", quantized["coverage"])
+    assert f"Nodes: {raw['nodes']['int8']} in INT8, " in quantized["coverage"], quantized["coverage"]
+    assert "validation_samples" not in quantized["text"] and "source:" not in quantized["text"]  # no field dump
+    # Readable in every theme: every text of the report at 4.5:1 or more against its background, marks at 3:1.
+    for theme in ("dark", "light", "high-contrast"):
+        readable = quantized["readable"][theme]
+        assert readable["checked"] > 20 and readable["text"]["ratio"] >= 4.5, (theme, readable)
+        assert readable["icon"]["ratio"] >= 3, (theme, readable)
     assert quantized["sensitivityHeaders"] == ["node", "op", "cosine alone", "share of error", "MACs"]
     assert quantized["sensitivityRows"], quantized["text"]
     assert all(re.fullmatch(r"\S+\tMatMul\t0\.\d{6}\t\d+\.\d%\t[\d,]+", r) for r in quantized["sensitivityRows"]), \
@@ -379,6 +409,14 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
         assert drawn[build]["met"].split()[0] == ("met" if met == "yes" else "missed"), drawn[build]
         assert (drawn[build]["fill"] != "none") == (met == "yes"), drawn[build]
     assert report["sensitivityRows"][0].split("\t")[:2] == ["mm4", "MatMul"], report["sensitivityRows"]
+    assert report["sensitivityRows"][0].endswith("\tFP16 (accuracy target)"), report["sensitivityRows"]
+    # The verdict first: the target met, after the fallback moved one node to FP16; that node named with why.
+    assert report["order"][0] == "verdict" and report["verdictKind"] == "met", report["order"]
+    met = re.search(r"Meets the accuracy target for TensorRT \(cosine ≥ 0\.995\): the worst output's cosine similarity "
+                    r"with FP32 is (0\.\d{6}) on 16 samples, after moving 1 node to FP16\.$", report["verdict"])
+    assert met and float(met[1]) >= 0.995, report["verdict"]
+    assert any(k.startswith("FP16, 1 node: mm4 (MatMul, ") and "the accuracy target (cosine ≥ 0.995) moved it to FP16"
+               in k for k in report["kept"]), report["kept"]
     [output_row] = report["rows"]
     assert output_row.startswith("Y\t") and float(output_row.split("\t")[2]) >= 0.995, output_row
     # Calibrated on the data the setting names (no warning about random inputs).
@@ -399,6 +437,8 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     shots = {Path(p).stem.split("-", 1)[1] for p in seen["screenshots"]}
     assert shots >= {"model-view", "problems-panel", "graph-light", "graph-dark", "text-view", "fixed", "quantized",
                      "quantized-sensitivity", "settings-min-cosine", "quantize-frontier", "quantize-frontier-table",
+                     "quantized-report-dark", "quantized-report-light", "quantized-report-high-contrast",
+                     "quantize-frontier-verdict",
                      "whole-graph-light", "whole-graph-dark", "whole-graph-high-contrast", "whole-graph-chain-100k"}
 
 

@@ -149,6 +149,61 @@ try {
     await row.click();
   };
 
+  // The quantize report as a reader meets it (src/reportHtml.ts): its parts in the order they appear, the verdict,
+  // the warnings, the accuracy table, the coverage and the nodes kept out of INT8, and its visible text.
+  const reportFacts = async (section) => ({
+    ...(await section.evaluate((root) => {
+      const parts = { "p.verdict": "verdict", "ul.report-warnings": "warnings", "p.written": "written",
+        "table.quantize-outputs": "outputs", "section.quantize-coverage": "coverage", "ul.kept-out": "kept",
+        "section.sensitivity": "sensitivity", "section.quantize-frontier": "frontier", "section.quantize-made": "made",
+        "details.raw-report": "raw" };
+      const all = [...root.querySelectorAll(Object.keys(parts).join(", "))];
+      return { order: all.map((e) => parts[Object.keys(parts).find((selector) => e.matches(selector))]),
+        verdictKind: root.querySelector("p.verdict")?.getAttribute("data-verdict") ?? "",
+        rawOpen: root.querySelector("details.raw-report")?.open ?? null };
+    })),
+    verdict: await section.locator("p.verdict").innerText(),
+    warnings: await section.locator("ul.report-warnings li").allInnerTexts(),
+    target: await section.locator("p.quantize-target").innerText(),
+    samples: await section.locator("p.samples").innerText(),
+    headers: await section.locator("table.quantize-outputs th").allInnerTexts(),
+    rows: await section.locator("table.quantize-outputs tbody tr").allInnerTexts(),
+    coverage: await section.locator("section.quantize-coverage").innerText(),
+    kept: await section.locator("ul.kept-out li").allInnerTexts(),
+    text: await section.innerText(),
+  });
+  // WCAG contrast of every visible piece of text in the report against the background it is drawn on (the nearest
+  // ancestor's opaque background); marks drawn as icons (aria-hidden) need 3:1. The lowest of each, with the text.
+  const reportContrast = (section) => section.evaluate((root) => {
+    const rgb = (css) => (css.match(/[\d.]+/g) ?? []).map(Number);
+    const luminance = ([r, g, b]) => [r, g, b].map((c) => c / 255)
+      .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4))
+      .reduce((sum, c, i) => sum + c * [0.2126, 0.7152, 0.0722][i], 0);
+    const background = (element) => {
+      for (let e = element; e; e = e.parentElement) {
+        const colour = rgb(getComputedStyle(e).backgroundColor);
+        if (colour.length >= 3 && (colour.length < 4 || colour[3] > 0.5)) return colour;
+      }
+      return rgb(getComputedStyle(document.body).backgroundColor);
+    };
+    const ratio = (a, b) => {
+      const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+      return (hi + 0.05) / (lo + 0.05);
+    };
+    const lowest = { text: { ratio: Infinity, what: "" }, icon: { ratio: Infinity, what: "" }, checked: 0 };
+    for (const element of root.querySelectorAll("*")) {
+      const own = [...element.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent.trim()).join("");
+      if (!own || element.closest("svg") || !element.getClientRects().length || element.closest("details:not([open]) > :not(summary)")) continue;
+      const style = getComputedStyle(element);
+      if (style.visibility === "hidden") continue;
+      const kind = element.closest("[aria-hidden=true]") ? "icon" : "text";
+      const found = ratio(rgb(style.color), background(element));
+      lowest.checked += 1;
+      if (found < lowest[kind].ratio) lowest[kind] = { ratio: Math.round(found * 100) / 100, what: `${element.className || element.tagName}: ${own.slice(0, 60)}`, colour: style.color };
+    }
+    return lowest;
+  });
+
   // Open the model from the explorer: it opens in onnx-lint's custom editor (no didOpen is sent).
   const entry = page.locator(`.explorer-folders-view .monaco-list-row[aria-label^="${path.basename(model)}"]`);
   await entry.waitFor({ timeout: 60_000 });
@@ -681,10 +736,7 @@ try {
   const report = view.locator("section.quantize-report");
   await report.waitFor({ timeout: 240_000 });
   result.quantize = {
-    headers: await report.locator("table.quantize-outputs th").allInnerTexts(),
-    rows: await report.locator("table.quantize-outputs tbody tr").allInnerTexts(),
-    text: await report.innerText(),
-    target: await report.locator("p.quantize-target").innerText(),
+    ...(await reportFacts(report)),
     sensitivityHeaders: await report.locator("table.sensitivity th").allInnerTexts(),
     sensitivityRows: await report.locator("table.sensitivity tbody tr").allInnerTexts(),
     frontierPlots: await report.locator("svg.frontier").count(),  // no --min-cosine here: no search, no plot
@@ -702,6 +754,38 @@ try {
   step("quantize shows its report in the view and opens the written model");
   await report.evaluate((section) => section.scrollIntoView());
   await shot("quantized");
+
+  // The report page read as a user reads it. The raw JSON opens from its disclosure with the mouse (it is not on
+  // the page until then); the page's text keeps 4.5:1 contrast (WCAG AA) in the dark, light and high-contrast
+  // themes, each photographed.
+  const rawSummary = report.locator("details.raw-report > summary");
+  await rawSummary.scrollIntoViewIfNeeded();
+  const rawBox = await rawSummary.boundingBox();
+  await page.mouse.click(rawBox.x + 20, rawBox.y + rawBox.height / 2);
+  await report.locator("pre.report-json").waitFor({ state: "visible", timeout: 30_000 });
+  result.quantize.raw = { open: await report.locator("details.raw-report").evaluate((d) => d.open),
+    json: await report.locator("pre.report-json").innerText() };
+  await page.mouse.click(rawBox.x + 20, rawBox.y + rawBox.height / 2);  // closed again: the screenshots show the page
+  await report.locator("pre.report-json").waitFor({ state: "hidden", timeout: 30_000 });
+  // The report gets the room: no panel below the editors, no secondary side bar (4.13x opens its chat there).
+  if (await page.locator(".part.panel.bottom").isVisible()) await page.keyboard.press("Control+J");
+  if (await page.locator(".part.auxiliarybar").isVisible()) await page.keyboard.press("Control+Alt+B");
+  result.quantize.readable = {};
+  for (const [theme, name, body] of [["dark", "Dark Modern", "body.vscode-dark:not(.vscode-high-contrast)"],
+    ["light", "Light Modern", "body.vscode-light"], ["high-contrast", "Dark High Contrast", "body.vscode-high-contrast"]]) {
+    if (theme !== "dark") {
+      await pickTheme(name);
+      await view.locator(body).waitFor({ timeout: 60_000 });
+      await page.waitForTimeout(1000);
+    }
+    result.quantize.readable[theme] = await reportContrast(report);
+    await report.evaluate((section) => section.scrollIntoView());
+    await page.waitForTimeout(300);
+    await shot(`quantized-report-${theme}`);
+  }
+  await pickTheme("Dark Modern");
+  await view.locator("body.vscode-dark:not(.vscode-high-contrast)").waitFor({ timeout: 60_000 });
+  step("the quantize report reads top-down, its raw JSON behind a disclosure, readable in every theme");
 
   // The written model's whole graph: each INT8 node tinted by its share of the INT8 error (the server's
   // int8Error), the legend shown; a mouse click on such a node puts its error in the details.
@@ -820,9 +904,7 @@ try {
   if (ended !== "report") throw new Error(`quantize asked instead of using the settings (${ended})`);
   const frontierSection = frontierReport.locator("section.quantize-frontier");
   result.frontier.report = {
-    text: await frontierReport.innerText(),
-    target: await frontierReport.locator("p.quantize-target").innerText(),
-    rows: await frontierReport.locator("table.quantize-outputs tbody tr").allInnerTexts(),
+    ...(await reportFacts(frontierReport)),
     sensitivityRows: await frontierReport.locator("table.sensitivity tbody tr").allInnerTexts(),
     heading: await frontierSection.locator("h3").innerText(),
     plots: await frontierReport.locator("svg.frontier").count(),
@@ -863,7 +945,11 @@ try {
     await auxiliaryBar.waitFor({ state: "hidden", timeout: 10_000 }).catch(() => undefined);
   }
   await runCommand("Notifications: Clear All Notifications");
-  // The sensitivity table (the node that costs the most first) above the plot of the builds tried ...
+  // The verdict at the top of the report: the target met once one node moved to FP16 ...
+  await frontierReport.evaluate((section) => section.scrollIntoView());
+  await page.waitForTimeout(300);
+  await shot("quantize-frontier-verdict");
+  // ... the sensitivity table (the node that costs the most first) above the plot of the builds tried ...
   await frontierReport.locator("section.sensitivity").evaluate((section) => section.scrollIntoView());
   await page.waitForTimeout(500);
   await shot("quantize-frontier");
