@@ -18,7 +18,7 @@ const bundled = await esbuild.build({ entryPoints: ["src/viewHtml.ts"], bundle: 
 const { renderView } = await import(`data:text/javascript;base64,${Buffer.from(bundled.outputFiles[0].text).toString("base64")}`);
 
 const HARNESS = `
-window.acquireVsCodeApi = () => ({ postMessage(message) {
+window.acquireVsCodeApi = () => ({ getState() { return undefined; }, setState() {}, postMessage(message) {
   if (message.type !== "ready") return;
   const requested = performance.now();
   fetch("/graph.json").then((r) => r.json()).then((data) => {
