@@ -175,7 +175,11 @@ try {
   // WCAG contrast of every visible piece of text in the report against the background it is drawn on (the nearest
   // ancestor's opaque background); marks drawn as icons (aria-hidden) need 3:1. The lowest of each, with the text.
   const reportContrast = (section) => section.evaluate((root) => {
-    const rgb = (css) => (css.match(/[\d.]+/g) ?? []).map(Number);
+    // "rgb(204, 167, 0)", or a color-mix() as Chromium computes it: "color(srgb 0.8 0.73 0.4)" (0 to 1).
+    const rgb = (css) => {
+      const n = (css.match(/[\d.]+/g) ?? []).map(Number);
+      return css.startsWith("color(") ? [...n.slice(0, 3).map((v) => v * 255), ...n.slice(3)] : n;
+    };
     const luminance = ([r, g, b]) => [r, g, b].map((c) => c / 255)
       .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4))
       .reduce((sum, c, i) => sum + c * [0.2126, 0.7152, 0.0722][i], 0);

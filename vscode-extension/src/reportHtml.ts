@@ -153,11 +153,11 @@ function movedByTarget(report: Report): number {
 
 function verdictHtml(report: Report): string {
   const { kind, text } = verdict(report);
-  // The sentence keeps the foreground colour (the theme's error colour is below 4.5:1 on a light background); the
-  // mark before it and the class `verdict-<kind>` carry the verdict's colour.
+  // A missed target is said in the error colour (`failure`: the theme's, mixed toward the foreground for 4.5:1); the
+  // class `verdict-<kind>` is the stylesheet's hook for the others, and the mark says it without colour.
   const mark = { met: "✓", missed: "✗", unchecked: "○" }[kind];
-  return `<p id="quantize-verdict" class="verdict verdict-${kind}" data-verdict="${kind}">` +
-    `<span class="verdict-mark${kind === "missed" ? " failure" : ""}" aria-hidden="true">${mark}</span> ${escapeHtml(text)}</p>`;
+  return `<p id="quantize-verdict" class="verdict verdict-${kind}${kind === "missed" ? " failure" : ""}" ` +
+    `data-verdict="${kind}"><span class="verdict-mark" aria-hidden="true">${mark}</span> ${escapeHtml(text)}</p>`;
 }
 
 /** The warnings, first the ones the caller passed (the server's result), each once, with what kind they are. */
@@ -170,7 +170,7 @@ function warningsHtml(report: Report, warnings: readonly string[]): string {
     const [, label, rest] = /^(WARNING|NOTICE): ([\s\S]*)$/.exec(w) ?? [undefined, "WARNING", w];
     return `<li><strong>${label === "NOTICE" ? "Notice" : "Warning"}:</strong> ${escapeHtml(rest)}</li>`;
   };
-  return `<ul class="report-warnings" aria-label="Warnings">${all.map(item).join("")}</ul>`;
+  return `<ul class="warnings report-warnings" aria-label="Warnings">${all.map(item).join("")}</ul>`;
 }
 
 const OUTPUT_COLUMNS: { key: string; title: string; text: (v: unknown) => string; number: boolean }[] = [

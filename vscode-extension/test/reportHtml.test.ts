@@ -26,7 +26,7 @@ function visibleText(html: string): string {
 /** Where each part of the page starts, in reading order (-1: not on the page). */
 function positions(html: string): Record<string, number> {
   const at = (marker: string) => html.indexOf(marker);
-  return { verdict: at('class="verdict '), warnings: at('class="report-warnings"'), written: at('class="written"'),
+  return { verdict: at('class="verdict '), warnings: at('class="warnings report-warnings"'), written: at('class="written"'),
     outputs: at('class="quantize-outputs"'), coverage: at('class="quantize-coverage"'), kept: at('class="kept-out'),
     sensitivity: at('<section class="sensitivity"'), frontier: at('class="quantize-frontier"'),
     made: at('class="quantize-made"'), raw: at('class="raw-report"') };
@@ -117,7 +117,7 @@ test("a target no build can meet: not written, and the verdict says why first", 
   const said = verdict(report);
   assert.equal(said.kind, "missed");
   assert.match(said.text, /^Not written: /);
-  assert.match(html, /<h2[^>]*>Quantize INT8\+FP16: not written<\/h2>\s*<p id="quantize-verdict" class="verdict verdict-missed" data-verdict="missed"><span class="verdict-mark failure" aria-hidden="true">✗<\/span> Not written/);
+  assert.match(html, /<h2[^>]*>Quantize INT8\+FP16: not written<\/h2>\s*<p id="quantize-verdict" class="verdict verdict-missed failure" data-verdict="missed"><span class="verdict-mark" aria-hidden="true">✗<\/span> Not written/);
   assert.match(visibleText(html), /Nothing was written to \/workspace\/outlier-missed\.int8-fp16\.onnx\./);
   assert.doesNotMatch(html, /opened beside this view/);
   // Why, on the page too: the first pass and the FP16-only build, both below the target, plotted after the figures.
