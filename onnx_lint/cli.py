@@ -18,7 +18,7 @@ from typing import NoReturn
 from onnx_lint.base.errors import OnnxLintError
 from onnx_lint.base.version import __version__
 
-SUBCOMMANDS = ("check", "rule", "list-rules", "server", "quantize", "version")
+SUBCOMMANDS = ("check", "rule", "list-rules", "compare", "server", "quantize", "version")
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -71,6 +71,10 @@ def _build_parser() -> argparse.ArgumentParser:
 
     lst = sub.add_parser("list-rules", help="list every rule")
     lst.add_argument("--output-format", choices=("text", "json"), default="text")
+
+    from onnx_lint.commands.compare import add_parser as add_compare
+
+    add_compare(sub)
 
     # Listed for --help only: main() hands these to their own modules (and parsers) before parsing.
     sub.add_parser("quantize", add_help=False,
@@ -133,6 +137,10 @@ def _main(argv: Sequence[str] | None) -> int:
             if args.command == "rule":
                 return explain.cmd_rule(args)
             return explain.cmd_list_rules(args) if args.command == "list-rules" else explain.cmd_version()
+        if args.command == "compare":
+            from onnx_lint.commands.compare import cmd_compare
+
+            return cmd_compare(args)
         from onnx_lint.commands.check import cmd_check
 
         return cmd_check(args)
