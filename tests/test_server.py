@@ -234,6 +234,32 @@ async def test_describe_model_gives_the_model_view_its_data(client, tmp_path):
     assert after["summary"]["outputs"][0]["declared"] == "float[batch, 8]" and after["diagnostics"] == []
 
 
+async def test_compare_models_finds_the_original_and_what_the_fix_changed(client, tmp_path):
+    from pygls.exceptions import JsonRpcException
+
+    original = _save(defects.weakly_typed_mlp(), tmp_path / "weak.onnx")
+    fixed = _save(defects.weakly_typed_mlp(), tmp_path / "weak.fixed.onnx")
+    await execute(client, "onnx-lint.fixAll", fixed.as_uri())
+    os.utime(original, (time.time() - 60, time.time() - 60))  # the fix wrote its twin after reading the original
+    seen_from_twin = await execute(client, "onnx-lint.compareModels", fixed.as_uri(), original.as_uri())
+    assert seen_from_twin["viewed"] == "after" and seen_from_twin["why"] == "weak.fixed.onnx is the newer file"
+    changed = [(d["tensor"], d["before"], d["after"])
+               for d in seen_from_twin["declarations"] if d["change"] == "changed"]
+    assert changed == [("Y", "float", "float[batch, 8]")]
+    assert seen_from_twin["nodes"] == [] and seen_from_twin["counts"]["declarations.changed"] == 1
+    seen_from_original = await execute(client, "onnx-lint.compareModels", original.as_uri(), fixed.as_uri())
+    assert seen_from_original["viewed"] == "before"
+    assert seen_from_original["declarations"] == seen_from_twin["declarations"]
+    with pytest.raises(JsonRpcException, match="not with itself"):
+        await execute(client, "onnx-lint.compareModels", original.as_uri(), original.as_uri())
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not a model")
+    with pytest.raises(JsonRpcException) as failed:
+        await execute(client, "onnx-lint.compareModels", original.as_uri(), broken.as_uri())
+    assert failed.value.code == lsp.LSPErrorCodes.RequestFailed
+    assert "weak.onnx: cannot compare it with broken.onnx" in str(failed.value) and "Traceback" not in str(failed.value)
+
+
 async def test_finding_graph_draws_a_diagnostics_neighbourhood_from_its_data(client, tmp_path):
     model = _save(defects.weakly_typed_mlp(), tmp_path / "weak.onnx")
     described = await execute(client, "onnx-lint.describeModel", model.as_uri())

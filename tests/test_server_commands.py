@@ -115,7 +115,7 @@ async def test_a_malformed_call_names_the_command_and_the_argument_and_logs_no_t
         "onnx-lint.findingGraph(model URI, data.location): argument 2 (data.location) must be the diagnostic's "
         'data.location (an object with a string path), not {"path": 3}')
     assert (await _refused(server, "onnx-lint.bogus", model)).startswith(
-        "no command 'onnx-lint.bogus': this server's commands are onnx-lint.describeModel, ")
+        "no command 'onnx-lint.bogus': this server's commands are onnx-lint.compareModels, onnx-lint.describeModel, ")
     # Well-formed calls are answered as before; a trailing argument with a default may be left out.
     described = await execute(server.client, names.DESCRIBE_MODEL, model)
     assert [d["code"] for d in described["diagnostics"]] == ["OL001"]

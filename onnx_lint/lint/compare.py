@@ -19,12 +19,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 import onnx
 
 from onnx_lint.lint.context import LintContext
 from onnx_lint.model.graphs import ONNX_DOMAINS, GraphScope
+from onnx_lint.model.provenance import read_record
 from onnx_lint.model.shapes import format_info, value_tensor_info
 
 T = onnx.TensorProto
@@ -81,6 +83,7 @@ class DeclarationChange:
     before: str | None  # the declared type in ONNX's text syntax; None: not declared there
     after: str | None
     node: int | None  # the twin's node that produces the tensor (None for a graph input or a removed tensor)
+    node_before: int | None = None  # the original's node that produced it
 
     @property
     def change(self) -> Literal["changed", "dropped", "added"]:
@@ -89,7 +92,7 @@ class DeclarationChange:
 
     def to_json(self) -> dict:
         return {"graph": self.graph, "tensor": self.tensor, "where": self.where, "before": self.before,
-                "after": self.after, "node": self.node, "change": self.change}
+                "after": self.after, "node": self.node, "nodeBefore": self.node_before, "change": self.change}
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,25 @@ class Comparison:
                 "ops": [list(row) for row in self.ops], "nodes": [c.to_json() for c in self.nodes],
                 "declarations": [d.to_json() for d in self.declarations], "weightsRetyped": self.weights_retyped,
                 "counts": dict(self.counts), "identical": self.identical}
+
+
+def order_twins(first: LintContext, second: LintContext) -> tuple[LintContext, LintContext, str]:
+    """Which of two models is the original: the one the other's quantize record names as its source, else
+    the older file (a fix, a quantizer, a converter writes its twin after reading it). Returns (before,
+    after, why), ``why`` worded for the view: "q.onnx was quantized from m.onnx"."""
+    for ctx, other in ((first, second), (second, first)):
+        record = read_record(ctx.model)
+        if record is not None and record.source == Path(other.display).name:
+            return other, ctx, f"{Path(ctx.display).name} was quantized from {record.source}"
+    times = []
+    for ctx in (first, second):
+        try:
+            times.append(Path(ctx.display).stat().st_mtime)
+        except OSError:
+            times.append(0.0)
+    if times[0] > times[1]:
+        return second, first, f"{Path(first.display).name} is the newer file"
+    return first, second, f"{Path(second.display).name} is the newer file" if times[0] < times[1] else "as given"
 
 
 def compare_models(before: LintContext, after: LintContext) -> Comparison:
@@ -378,7 +400,7 @@ _GRAPH_ATTRIBUTES = frozenset({onnx.AttributeProto.GRAPH, onnx.AttributeProto.GR
 
 
 def _declaration_changes(scope: GraphScope, twin: GraphScope) -> Iterator[DeclarationChange]:
-    producers = twin.producers()
+    producers, producers_before = twin.producers(), scope.producers()
     defined_before, defined_after = scope.unresolved_reads()[1], twin.unresolved_reads()[1]
     weights = twin.initializer_names() | scope.initializer_names()
     for where, old_list, new_list in (("input", scope.graph.input, twin.graph.input),
@@ -394,7 +416,8 @@ def _declaration_changes(scope: GraphScope, twin: GraphScope) -> Iterator[Declar
                 continue  # the tensor itself went away with its node: the node's removal says it
             if was is None and where == "value_info" and (name not in defined_before or name in weights):
                 continue  # a new tensor of an added node (a Q/DQ's output), or a weight's (now a DQ's output)
-            yield DeclarationChange(scope.path, name, where, was, now, producers.get(name))  # type: ignore[arg-type]
+            yield DeclarationChange(scope.path, name, where, was, now, producers.get(name),  # type: ignore[arg-type]
+                                    producers_before.get(name))
 
 
 def _retyped_weights(scope: GraphScope, twin: GraphScope) -> dict[str, int]:

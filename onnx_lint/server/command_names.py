@@ -24,9 +24,10 @@ DESCRIBE_MODEL = "onnx-lint.describeModel"
 FINDING_GRAPH = "onnx-lint.findingGraph"
 MODEL_GRAPH = "onnx-lint.modelGraph"
 GRAPH_NODE = "onnx-lint.graphNode"
+COMPARE_MODELS = "onnx-lint.compareModels"
 
 SERVER_COMMANDS = (FIX_ALL, FIX, FIX_RULE, IGNORE_RULE, SHOW_RULE_DOCS, QUANTIZE, SHOW_MODEL, DESCRIBE_MODEL,
-                   FINDING_GRAPH, MODEL_GRAPH, GRAPH_NODE)
+                   FINDING_GRAPH, MODEL_GRAPH, GRAPH_NODE, COMPARE_MODELS)
 # Commands that write files: an untrusted workspace refuses them (the server, and the extension before asking).
 WRITING_COMMANDS = (FIX_ALL, FIX, FIX_RULE, IGNORE_RULE, QUANTIZE)
 # Commands after which the model's open views show it again (its bytes or its configuration changed).
@@ -34,7 +35,8 @@ CHANGING_MODEL = (FIX, FIX_ALL, FIX_RULE, IGNORE_RULE)
 
 # VS Code's commands, registered by the extension: the palette's (contributed in package.json) and the link a
 # Problems entry's rule code carries (arguments only a link can give, so not in the palette).
-PALETTE = ("onnxLint.showModelText", "onnxLint.fixAll", "onnxLint.quantize", "onnxLint.restartServer")
+PALETTE = ("onnxLint.showModelText", "onnxLint.fixAll", "onnxLint.quantize", "onnxLint.compareWith",
+           "onnxLint.restartServer")
 EXTENSION_COMMANDS = (*PALETTE, "onnxLint.showInGraph")
 
 TYPESCRIPT_MODULE = "vscode-extension/src/commandNames.ts"

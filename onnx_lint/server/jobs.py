@@ -161,6 +161,20 @@ def graph_node_job(path: str, graph: str, index: int, *, emit: Emit, cancelled: 
     return details
 
 
+def compare_job(path: str, other: str, *, emit: Emit, cancelled: Check) -> dict:
+    """The model compared with another (``onnx_lint.lint.compare``): which is the original is decided from
+    the files (``order_twins``); ``viewed`` says whether this view's model is the ``before`` or the ``after``."""
+    from onnx_lint.lint.compare import compare_models, order_twins
+
+    ctx = _context(path)
+    twin = LintContext(read_model(Path(other)), other)
+    before, after, why = order_twins(ctx, twin)
+    result = compare_models(before, after).to_json()
+    result["viewed"] = "after" if after is ctx else "before"
+    result["why"] = why
+    return result
+
+
 def view_job(path: str, *, emit: Emit, cancelled: Check) -> dict:
     """The textual view with its anchors (the model must be readable)."""
     return render_view(read_model(Path(path)).model).to_json()

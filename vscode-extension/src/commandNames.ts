@@ -15,6 +15,7 @@ export const SERVER_COMMANDS = [
   "onnx-lint.findingGraph",
   "onnx-lint.modelGraph",
   "onnx-lint.graphNode",
+  "onnx-lint.compareModels",
 ] as const;
 export type ServerCommand = (typeof SERVER_COMMANDS)[number];
 
@@ -40,12 +41,14 @@ export const PALETTE_COMMANDS = [
   "onnxLint.showModelText",
   "onnxLint.fixAll",
   "onnxLint.quantize",
+  "onnxLint.compareWith",
   "onnxLint.restartServer",
 ] as const;
 export const EXTENSION_COMMANDS = [
   "onnxLint.showModelText",
   "onnxLint.fixAll",
   "onnxLint.quantize",
+  "onnxLint.compareWith",
   "onnxLint.restartServer",
   "onnxLint.showInGraph",
 ] as const;

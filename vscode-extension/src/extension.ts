@@ -80,6 +80,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         await models.showQuantized(model, result);
       }
     }),
+    registerCommand("onnxLint.compareWith", async (uri?: vscode.Uri, other?: vscode.Uri) => {
+      const model = targetModel(uri);
+      if (model) {
+        await models.compare(model, other instanceof vscode.Uri ? other : undefined);
+      }
+    }),
     registerCommand("onnxLint.showInGraph", (model: string, index: number) => {
       models.reveal(vscode.Uri.parse(model), index);
     }),

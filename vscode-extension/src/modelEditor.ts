@@ -1,6 +1,7 @@
 import * as path from "path";
 import * as vscode from "vscode";
 import { ServerConnection, VIEW_SCHEME } from "./client";
+import { Comparison, CompareRow, compareMarks, compareRows, CompareShown } from "./compareHtml";
 import { FindingGraph } from "./graphView";
 import { QuantizeResult } from "./quantize";
 import {
@@ -20,6 +21,34 @@ interface Panel {
   render(): Promise<void>;
   showQuantized(shown: QuantizeShown): void;
   reveal(index: number): void;
+  compare(other: vscode.Uri): Promise<void>;
+  revealNode(graph: string, node: number): void;
+}
+
+/** The other `.onnx` files of the workspace, likely twins first: the same folder and a shared name ("m.onnx" and
+ * "m.int8.onnx"), then the same folder, then the rest; "Browse…" for a file outside the workspace. */
+async function pickOther(model: vscode.Uri): Promise<vscode.Uri | undefined> {
+  const stem = path.basename(model.fsPath).split(".")[0];
+  const folder = path.dirname(model.fsPath);
+  const rank = (uri: vscode.Uri) => (path.dirname(uri.fsPath) === folder ? 0 : 2) +
+    (path.basename(uri.fsPath).split(".")[0] === stem ? 0 : 1);
+  const found = (await vscode.workspace.findFiles("**/*.onnx", "**/node_modules/**", 500))
+    .filter((uri) => uri.fsPath !== model.fsPath)
+    .sort((a, b) => rank(a) - rank(b) || a.fsPath.localeCompare(b.fsPath));
+  const browse = { label: "Browse…", description: "a model outside the workspace" };
+  const items = [...found.map((uri) => ({ label: vscode.workspace.asRelativePath(uri), uri,
+    description: rank(uri) === 0 ? "same name" : undefined })), browse];
+  const picked = await vscode.window.showQuickPick(items,
+    { placeHolder: `Compare ${path.basename(model.fsPath)} with…`, matchOnDescription: true });
+  if (!picked) {
+    return undefined;
+  }
+  if ("uri" in picked) {
+    return picked.uri;
+  }
+  const chosen = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { "ONNX models": ["onnx"] },
+    defaultUri: vscode.Uri.file(folder), openLabel: "Compare" });
+  return chosen?.[0];
 }
 
 /** The command a model entry's code link in the Problems panel runs: its finding, selected in the graph. */
@@ -78,6 +107,18 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
     }
   }
 
+  /** Compare a model's view with another model (asked for when not given), opening the view if none is open. */
+  async compare(uri: vscode.Uri, other?: vscode.Uri): Promise<void> {
+    const twin = other ?? await pickOther(uri);
+    if (!twin) {
+      return;
+    }
+    if (!this.panels.get(uri.toString())?.size) {
+      await vscode.commands.executeCommand("vscode.openWith", uri, ModelEditorProvider.viewType);
+    }
+    await Promise.all([...this.panels.get(uri.toString()) ?? []].map((panel) => panel.compare(twin)));
+  }
+
   /** Put a model's entries in the Problems panel, unless its textual view shows them already. */
   syncProblems(uri: vscode.Uri): void {
     const entries = this.modelProblems.get(uri.toString());
@@ -118,13 +159,18 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
     let summary: ModelSummary | null = null;
     let graph: OpenGraph | undefined;
     let quantized: QuantizeShown | undefined;
+    let compared: CompareShown | undefined;  // the comparison the view shows, with the model compared with
+    let comparedWith: vscode.Uri | undefined;
+    let compareRowsShown: CompareRow[] = [];
+    let graphPosted = false;  // the page has the graph: a node can be revealed now, else once it has
+    let pendingNode: { graph: string; node: number } | undefined;
     // Once the page has loaded, later renders replace its text parts only: the whole-graph view keeps its
     // layout, zoom and selection. Before that (or after a reload), the page is set whole.
     let ready = false;
     let wholeGraph: Promise<ModelGraph> | undefined;
     const show = (extra: Partial<ViewState> = {}) => {
       const state: ViewState = { file, summary, diagnostics, trusted: vscode.workspace.isTrusted, graph,
-        quantize: quantized, ...extra };
+        quantize: quantized, compare: compared, ...extra };
       if (ready) {
         void panel.webview.postMessage({ type: "render", ...renderParts(state), findings: graphFindings(diagnostics) });
       } else {
@@ -148,6 +194,11 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
       try {
         const data = await wholeGraph;
         void panel.webview.postMessage({ type: "graphData", graph: data, findings: graphFindings(diagnostics) });
+        graphPosted = true;
+        if (pendingNode) {
+          void panel.webview.postMessage({ type: "revealNode", ...pendingNode });
+          pendingNode = undefined;
+        }
       } catch (error) {
         wholeGraph = undefined;
         void panel.webview.postMessage({ type: "graphError", error: `onnx-lint: ${(error as Error).message}` });
@@ -203,6 +254,9 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
         }
         graph = undefined;
         show();
+        if (comparedWith) {
+          void compare(comparedWith);  // the model changed: so may have what differs
+        }
       } catch (error) {
         failure = (error as Error).message;
         linted = true;
@@ -211,6 +265,31 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
         return;
       }
       await sendGraph(true);
+    };
+    const compare = async (other: vscode.Uri) => {
+      comparedWith = other;
+      compared = { other: path.basename(other.fsPath) };
+      show();
+      try {
+        const result = await this.server.command<Comparison>("onnx-lint.compareModels", key, other.toString());
+        if (comparedWith !== other) {
+          return;  // the user has since stopped or compared with another model
+        }
+        compared = { other: compared.other, result };
+        compareRowsShown = compareRows(result);
+        void panel.webview.postMessage({ type: "compareMarks", marks: compareMarks(result) });
+      } catch (error) {
+        compared = { other: compared.other, error: `onnx-lint: ${(error as Error).message}` };
+        void panel.webview.postMessage({ type: "compareMarks", marks: [] });
+      }
+      show();
+    };
+    const revealNode = (graphPath: string, node: number) => {
+      if (graphPosted) {
+        void panel.webview.postMessage({ type: "revealNode", graph: graphPath, node });
+      } else {
+        pendingNode = { graph: graphPath, node };
+      }
     };
     const run = async (busy: string, work: () => Promise<unknown>) => {
       show({ busy });
@@ -231,6 +310,8 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
         panel.reveal(undefined, false);
         void panel.webview.postMessage({ type: "reveal", index });
       },
+      compare,
+      revealNode,
     };
 
     if (!this.panels.has(key)) {
@@ -269,6 +350,29 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
           // Its buttons stay disabled while it runs; VS Code shows the server's progress, with Cancel.
           show({ busy: "Quantizing…" });
           void this.actions.quantize(uri).then((result) => result ? this.showQuantized(uri, result) : show());
+        } else if (message.type === "compare") {
+          void this.compare(uri);
+        } else if (message.type === "stopCompare") {
+          compared = comparedWith = undefined;
+          compareRowsShown = [];
+          void panel.webview.postMessage({ type: "compareMarks", marks: [] });
+          show();
+        } else if (message.type === "revealChange" && index !== undefined && compareRowsShown[index]?.node != null) {
+          const row = compareRowsShown[index];
+          revealNode(row.graph, row.node!);
+        } else if (message.type === "revealInOther" && index !== undefined && comparedWith
+            && compareRowsShown[index]?.otherNode != null) {
+          // The node is only in the other model: its view, beside this one, compared with this model, the node selected.
+          const row = compareRowsShown[index];
+          const other = comparedWith;
+          void (async () => {
+            await vscode.commands.executeCommand("vscode.openWith", other, ModelEditorProvider.viewType,
+              { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false });
+            for (const twin of this.panels.get(other.toString()) ?? []) {
+              twin.revealNode(row.graph, row.otherNode!);
+              void twin.compare(uri);
+            }
+          })();
         } else if (message.type === "showText") {
           void this.actions.showText(uri);
         }

@@ -3,6 +3,7 @@
 // the light, dark and high-contrast themes; the only script is the extension's own media file.
 import { edgeTable, FindingGraph, findingSvg } from "./graphView";
 import { escapeHtml } from "./html";
+import { compareLegend, CompareShown, renderCompare } from "./compareHtml";
 import { renderReport, Report } from "./reportHtml";
 import { GraphFinding, INT8_LEVELS } from "./wholeGraph";
 import { GRAPH_SHARE } from "./graphSplit";
@@ -70,6 +71,7 @@ export interface ViewState {
   error?: string;
   graph?: OpenGraph;
   quantize?: QuantizeShown;
+  compare?: CompareShown;
 }
 
 /** Where the page's own files are, as webview URIs, and the webview's CSP source. */
@@ -279,6 +281,8 @@ export function renderParts(state: ViewState): { top: string; bottom: string } {
       <button id="fix-all" data-action="fixAll"${fixable ? write || working : " disabled"}>Fix all</button>
       <button id="quantize" class="secondary" data-action="quantize"${write || working}>Quantize INT8+FP16</button>
       <button id="show-text" class="secondary" data-action="showText">Show model as text</button>
+      <button id="compare-with" class="secondary" data-action="compare"${working}
+        title="Compare with its original, or with its fixed, quantized or simplified twin">Compare with…</button>
     </div>
   </header>
   ${state.trusted ? "" : `<p class="restricted" role="note">${escapeHtml(RESTRICTED)}</p>`}
@@ -286,6 +290,7 @@ export function renderParts(state: ViewState): { top: string; bottom: string } {
   ${state.error ? `<p class="failure" role="alert">${escapeHtml(state.error)}</p>` : ""}
   <section aria-labelledby="problems-title"><h2 id="problems-title">Problems</h2>
   ${problemList(state, write)}</section>
+  ${state.compare ? renderCompare(state.compare, state.file) : ""}
   ${graphSection(state)}`;
   const bottom = `${state.quantize ? renderReport(state.quantize.report, state.quantize.warnings, state.quantize.frontierSvg) : ""}
   ${identity}`;
@@ -330,6 +335,7 @@ export function wholeGraphSection(): string {
     </div>
     <ul id="graph-hits" class="graph-hits" role="listbox" aria-label="Matches" hidden></ul>
     ${int8Legend()}
+    ${compareLegend()}
     </div>
     <div id="graph-body" class="graph-body">
       <div class="graph-pane">

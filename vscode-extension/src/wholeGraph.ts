@@ -4,6 +4,7 @@
 // model is built (onnx_lint/server/graph_groups.py): name scopes, numbered repeats as one series, chains
 // cut into their repeats, ranges last. A collapsed group is one box; only what is expanded is laid out,
 // so the overview of a 100k-node model is a few dozen boxes.
+import type { ChangeMark } from "./compareHtml";
 
 export interface GraphColumns {
   path: string;
@@ -68,6 +69,7 @@ export function int8ErrorText(share: number, cosineAlone: number): string {
 }
 
 export type Severity = "error" | "warning" | "info";
+export type { ChangeMark } from "./compareHtml";
 
 /** A finding as the view knows it: its index in the view's list, severity and location. */
 export interface GraphFinding {
@@ -102,6 +104,8 @@ export class GraphIndex {
   readonly nodeFindings = new Map<number, number[]>();
   readonly bodies = new Map<number, number[]>(); // node -> graph indices of its bodies
   readonly int8 = new Map<number, [number, number]>(); // INT8 node -> [share of the error, cosine alone]
+  readonly change = new Map<number, ChangeMark>(); // a node that differs in the model compared with
+  groupChanges: Int32Array | undefined; // changed nodes under each group
   groupInt8: { share: Float64Array; nodes: Int32Array } | undefined; // summed over each group's INT8 nodes
   readonly groups: number;
   readonly declared = new Map<number, string>(); // tensor -> the type the file declares, where it contradicts
@@ -110,6 +114,8 @@ export class GraphIndex {
   private readonly groupStart: Int32Array; // where group g's own nodes start in byGroup: [g + 1]
   private tensorIds: Map<string, number> | undefined;
   private nodeIds: Map<string, number> | undefined;
+  private groupKeys: string[] | undefined;
+  private readonly opCounts = new Map<number, [number, number][]>(); // a group's [op, count], most first
 
   constructor(readonly columns: GraphColumns, readonly graph: number) {
     const c = columns;
@@ -161,6 +167,14 @@ export class GraphIndex {
 
   get size(): number {
     return this.columns.nodeOp.length;
+  }
+
+  /** Each group's key (groupKey), made once: drawing looks one up per group and per node on every layout. */
+  keys(): string[] {
+    if (!this.groupKeys) {
+      this.groupKeys = Array.from({ length: this.groups }, (_, g) => groupKey(this.graph, this.columns, g));
+    }
+    return this.groupKeys;
   }
 
   tensorId(name: string): number | undefined {
@@ -240,6 +254,23 @@ export class GraphIndex {
     this.groupInt8 = this.int8.size ? { share, nodes } : undefined;
   }
 
+  /** Mark the nodes that differ from the model compared with (none: the comparison is over). */
+  placeChanges(marks: ChangeMark[]): void {
+    const c = this.columns;
+    this.change.clear();
+    const changed = new Int32Array(this.groups);
+    for (const mark of marks) {
+      if (mark.node < 0 || mark.node >= this.size) {
+        continue;
+      }
+      this.change.set(mark.node, mark);
+      for (let g = c.nodeGroup[mark.node]; g >= 0; g = c.groupParent[g]) {
+        changed[g] += 1;
+      }
+    }
+    this.groupChanges = this.change.size ? changed : undefined;
+  }
+
   /** A group's INT8 nodes' summed share of the error; undefined when it holds none. */
   groupInt8Share(group: number): number | undefined {
     return this.groupInt8 && this.groupInt8.nodes[group] > 0 ? this.groupInt8.share[group] : undefined;
@@ -278,14 +309,21 @@ export class GraphIndex {
     return children;
   }
 
-  /** "MatMul×50, Add×50, Relu×20": the operators of a group, most frequent first. */
+  /** "MatMul×50, Add×50, Relu×20": the operators of a group, most frequent first (ties in the order first met).
+   * Counted once per group: a collapsed group of 100k nodes is drawn on every layout. */
   opSummary(group: number, most = 3): string {
-    const counts = new Map<number, number>();
-    for (const i of this.groupNodes(group)) {
-      const op = this.columns.nodeOp[i];
-      counts.set(op, (counts.get(op) ?? 0) + 1);
+    let sorted = this.opCounts.get(group);
+    if (sorted === undefined) {
+      const counts = new Int32Array(this.columns.ops.length);
+      const met: number[] = [];
+      for (const i of this.groupNodes(group)) {
+        if (counts[this.columns.nodeOp[i]]++ === 0) {
+          met.push(this.columns.nodeOp[i]);
+        }
+      }
+      sorted = met.map((op): [number, number] => [op, counts[op]]).sort((a, b) => b[1] - a[1]);
+      this.opCounts.set(group, sorted);
     }
-    const sorted = [...counts].sort((a, b) => b[1] - a[1]);
     const shown = sorted.slice(0, most).map(([op, n]) => `${this.columns.ops[op]}×${n}`);
     return shown.join(", ") + (sorted.length > most ? ", …" : "");
   }
@@ -323,6 +361,23 @@ export class WholeGraph {
     if (model.int8Error && this.indexes[0]) {
       this.indexes[0].placeInt8(model.int8Error);  // keyed by node name in the main graph
     }
+  }
+
+  /** Mark the nodes that differ in a compared model, graph by graph (an empty list clears them). */
+  placeChanges(marks: ChangeMark[]): void {
+    const byGraph = new Map<number, ChangeMark[]>();
+    for (const mark of marks) {
+      const graph = this.byPath.get(mark.graph);
+      if (graph !== undefined) {
+        byGraph.set(graph, [...(byGraph.get(graph) ?? []), mark]);
+      }
+    }
+    this.indexes.forEach((index, graph) => index.placeChanges(byGraph.get(graph) ?? []));
+  }
+
+  /** Whether a comparison marks any node. */
+  get hasChanges(): boolean {
+    return this.indexes.some((index) => index.change.size > 0);
   }
 
   /** Whether the model carries the INT8 error of its nodes (a model `onnx-lint quantize` wrote). */
@@ -474,6 +529,8 @@ export interface Item {
   expandable?: boolean;
   findings?: number[];
   int8Share?: number; // a quantized model: the node's (a group's: its nodes') share of the INT8 error
+  change?: ChangeMark; // compared with another model: how this node differs there
+  changes?: number; // a collapsed group: how many of its nodes differ
 }
 
 export interface Cluster {
@@ -545,12 +602,16 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
   const drawGraph = (graph: number, parent: string | undefined) => {
     const index = whole.indexes[graph];
     const c = index.columns;
-    const rep = new Array<string>(index.size);
+    // What each node is drawn as: the collapsed group (its number) that holds it, or -1, itself. Numbers, not ids:
+    // a 100k-node model draws a few hundred items, and its edges are looked at only where two of them differ.
+    const rep = new Int32Array(index.size);
     // Each group: -1 when it and every group around it are expanded (drawn as a frame), else the
     // outermost collapsed group holding it (drawn as one box). Parents are numbered first.
     const shown = new Int32Array(index.groups);
-    const key = (g: number) => groupKey(graph, c, g);
+    const keys = index.keys();
+    const key = (g: number) => keys[g];
     const within = (g: number) => (g >= 0 ? key(g) : parent);
+    const repId = (i: number) => (rep[i] >= 0 ? keys[rep[i]] : nodeId(graph, i));
     for (let g = 0; g < index.groups; g++) {
       const up = c.groupParent[g];
       shown[g] = up >= 0 && shown[up] !== -1 ? shown[up] : expanded.has(key(g)) ? -1 : g;
@@ -559,21 +620,22 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
       } else if (shown[g] === g) {
         items.push({ id: key(g), kind: "block", graph, group: g, parent: within(up), severity: index.groupSeverity(g),
           expandable: true, lines: [cut(c.groupLabel[g], 40), index.groupSizeText(g), cut(index.opSummary(g), 40)],
-          int8Share: index.groupInt8Share(g) });
+          int8Share: index.groupInt8Share(g), changes: index.groupChanges?.[g] || undefined });
       }
     }
     for (let i = 0; i < index.size; i++) {
       const g = c.nodeGroup[i];
       if (g >= 0 && shown[g] !== -1) {
-        rep[i] = key(shown[g]);
+        rep[i] = shown[g];
         continue;
       }
       const id = nodeId(graph, i);
-      rep[i] = id;
+      rep[i] = -1;
       const bodies = index.bodies.get(i) ?? [];
       items.push({ id, kind: "node", graph, node: i, parent: within(g), severity: index.nodeSeverity.get(i),
         lines: c.nodeName[i] && c.nodeName[i] !== index.op(i) ? [index.op(i), cut(c.nodeName[i])] : [index.op(i)],
-        expandable: bodies.length > 0, findings: index.nodeFindings.get(i), int8Share: index.int8.get(i)?.[0] });
+        expandable: bodies.length > 0, findings: index.nodeFindings.get(i), int8Share: index.int8.get(i)?.[0],
+        change: index.change.get(i) });
       for (const body of bodies) {
         if (expanded.has(`${body}:body`)) {
           const cluster = `${body}:body`;
@@ -593,7 +655,7 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
         severity: index.tensorSeverity.get(t) });
       const from = index.producer[t];
       if (from >= 0) {
-        addEdge(rep[from], `${graph}:out${t}`, c.tensors[t], index.tensorSeverity.get(t), false, index.shape(t),
+        addEdge(repId(from), `${graph}:out${t}`, c.tensors[t], index.tensorSeverity.get(t), false, index.shape(t),
           index.declared.get(t));
       }
     }
@@ -607,10 +669,13 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
         }
         const from = index.producer[t];
         if (from >= 0) {
-          addEdge(rep[from], rep[i], c.tensors[t], index.tensorSeverity.get(t), false, index.shape(t),
+          if (rep[from] >= 0 && rep[from] === rep[i]) {
+            continue;  // inside one collapsed group: no edge
+          }
+          addEdge(repId(from), repId(i), c.tensors[t], index.tensorSeverity.get(t), false, index.shape(t),
             index.declared.get(t));
         } else if (index.isInput[t]) {
-          addEdge(`${graph}:in${t}`, rep[i], c.tensors[t], index.tensorSeverity.get(t), false, index.shape(t),
+          addEdge(`${graph}:in${t}`, repId(i), c.tensors[t], index.tensorSeverity.get(t), false, index.shape(t),
             index.declared.get(t));
         }
       }
@@ -633,7 +698,9 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
 /** The words a screen reader says for a drawn item (and the table row says the same). */
 export function describeItem(item: Item, whole: WholeGraph): string {
   const notes = (item.severity ? `, ${item.severity === "info" ? "note" : item.severity} here` : "") +
-    (item.int8Share === undefined ? "" : `, ${sharePercent(item.int8Share)} of the INT8 error`);
+    (item.int8Share === undefined ? "" : `, ${sharePercent(item.int8Share)} of the INT8 error`) +
+    (item.change ? `, compared: ${item.change.detail}` : "") +
+    (item.changes ? `, ${item.changes.toLocaleString("en")} changed` : "");
   if (item.kind === "block") {
     return `group ${item.lines[0]}, ${item.lines[1]}: ${item.lines[2]}${notes}, collapsed`;
   }

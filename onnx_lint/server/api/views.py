@@ -99,6 +99,14 @@ def register(server: OnnxLintServer) -> None:
         """The whole model as a graph (every graph, compactly), for the graph view."""
         return await _view_job(ls, model.path, "no graph", jobs.model_graph_job)
 
+    @server.command(names.COMPARE_MODELS)
+    async def compare_models(ls: OnnxLintServer, model: Model, other: Model) -> dict:
+        """The model compared with its twin (a fix, a quantization, a conversion, a simplification of it)."""
+        if other.path == model.path:
+            raise request_failed(f"{model.path.name}: compare it with another model, not with itself")
+        return await _view_job(ls, model.path, f"cannot compare it with {other.path.name}", jobs.compare_job,
+                               str(other.path))
+
     @server.command(names.GRAPH_NODE)
     async def graph_node(ls: OnnxLintServer, model: Model, graph: GraphPath, node: NodeIndex) -> dict:
         """One node in detail for the graph view."""

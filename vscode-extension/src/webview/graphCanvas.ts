@@ -4,7 +4,7 @@
 // since blocks collapse), and panning moves one transform.
 import { Box, LaidOut } from "../graphLayout";
 import {
-  describeItem, GraphFinding, int8ErrorText, int8Level, Item, ModelGraph, nodeId, SearchHit, sharePercent, Visible,
+  ChangeMark, describeItem, GraphFinding, int8ErrorText, int8Level, Item, ModelGraph, nodeId, SearchHit, sharePercent, Visible,
   visibleGraph, WholeGraph,
 } from "../wholeGraph";
 import { EDGE_LABEL_ZOOM, edgeShapeText, PREVIEW_VALUES, TensorValues, valuesPreview, valuesSummary } from "../wholeGraph";
@@ -76,6 +76,7 @@ export class GraphCanvas {
   readonly timings: { firstPaint?: number; layoutMs?: number; items?: number } = {};
   private started = performance.now();
   private minimapShown = true;
+  private changes: ChangeMark[] = []; // the comparison's marks, kept across new data
   /** Told when the user shows or hides the minimap (the page keeps it in the webview's state). */
   onMinimapToggle: ((shown: boolean) => void) | undefined;
 
@@ -101,7 +102,9 @@ export class GraphCanvas {
       this.started = started;
     }
     this.whole = new WholeGraph(model, findings);
+    this.whole.placeChanges(this.changes);  // a comparison outlives a re-lint of the model
     byId<HTMLElement>("graph-int8-legend").hidden = !this.whole.hasInt8Error;  // a model quantize wrote
+    byId<HTMLElement>("graph-compare-legend").hidden = !this.whole.hasChanges;
     const opening = this.laidOut === undefined;
     // On open the first finding's node is selected, its details shown: the groups that hold it are opened in
     // the first layout, so that the first paint already shows it.
@@ -116,6 +119,17 @@ export class GraphCanvas {
       // The keyboard stays where VS Code put it; the view moves only if the node is out of sight.
       await this.revealFinding(first.finding, { focus: false, centre: "ifHidden" });
     }
+  }
+
+  /** Mark the nodes that differ in the model compared with (an empty list: the comparison is over), and redraw. */
+  async setChanges(marks: ChangeMark[]): Promise<void> {
+    this.changes = marks;
+    if (!this.whole) {
+      return;  // placed when the graph arrives
+    }
+    this.whole.placeChanges(marks);
+    byId<HTMLElement>("graph-compare-legend").hidden = !this.whole.hasChanges;
+    await this.relayout(false);
   }
 
   /** The first finding placed on a node, and the groups to open to draw that node. */
@@ -200,7 +214,9 @@ export class GraphCanvas {
       const b = laid.boxes[item.id];
       const share = item.int8Share;
       const classes = ["item", item.kind, item.severity ?? "", item.expandable ? "expandable" : "",
-        share === undefined ? "" : `int8 int8-l${int8Level(share)}`].filter(Boolean).join(" ");
+        share === undefined ? "" : `int8 int8-l${int8Level(share)}`,
+        item.change ? `changed change-${item.change.kind}` : item.changes ? "changed change-group" : ""]
+        .filter(Boolean).join(" ");
       const top = b.y - b.height / 2 + PAD / 2 + LINE_H * 0.75;
       const text = item.lines.map((line, i) => `<text x="${b.x.toFixed(1)}" y="${(top + i * LINE_H).toFixed(1)}" ` +
         `class="${i === 0 ? "op" : "name"}">${esc(line)}</text>`).join("");
@@ -209,7 +225,7 @@ export class GraphCanvas {
         `aria-label="${esc(describeItem(item, this.whole!))}"><rect x="${(b.x - b.width / 2).toFixed(1)}" ` +
         `y="${(b.y - b.height / 2).toFixed(1)}" width="${b.width}" height="${b.height}" ` +
         `rx="${item.kind === "node" || item.kind === "block" ? 4 : b.height / 2}"/>${text}` +
-        `${share === undefined ? "" : this.int8Bar(b, share)}</g>`);
+        `${share === undefined ? "" : this.int8Bar(b, share)}${this.changeBadge(b, item)}</g>`);
     });
     parts.push(this.edgeShapes(laid));
     this.layer.innerHTML = parts.join("");
@@ -270,6 +286,20 @@ export class GraphCanvas {
       (preview ? `<p class="values-preview"><code>${esc(preview)}</code></p>` : "") +
       `<p class="values-summary">${esc(valuesSummary(v))}</p>` +
       (v.fp16 ? `<p class="stale values-fp16">${esc(v.fp16)}</p>` : "") + all + `</div>`;
+  }
+
+  /** A compared node's badge on its box's top edge ("INT8", "FP16", "removed"; a group: "12 changed"), in the page's
+   * text colour on the editor's background so it reads in every theme; its border has the kind's colour. */
+  private changeBadge(b: Box, item: Item): string {
+    const text = item.change?.badge ?? (item.changes ? `${item.changes.toLocaleString("en")} changed` : "");
+    if (!text) {
+      return "";
+    }
+    const width = 8 + text.length * 6.2;
+    const x = b.x + b.width / 2 - width - 2;
+    const y = b.y - b.height / 2 - 7;
+    return `<g class="change-badge"><rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${width.toFixed(1)}" ` +
+      `height="13" rx="3"/><text x="${(x + width / 2).toFixed(1)}" y="${(y + 10).toFixed(1)}">${esc(text)}</text></g>`;
   }
 
   /** A quantized node's share of the INT8 error: a bar along the bottom of its box (a track, filled to the share)
@@ -536,8 +566,19 @@ export class GraphCanvas {
     const known = item?.node === undefined ? undefined : this.whole?.indexes[item.graph].int8.get(item.node);
     const error = details.int8Error ?? (known ? { share: known[0], cosineAlone: known[1] } : undefined);
     const int8 = error ? `<p class="int8-error">${esc(int8ErrorText(error.share, error.cosineAlone))}</p>` : "";
+    const mark = item?.change ? `<p class="change-detail">Compared: ${esc(item.change.detail)}</p>` : "";
     pane.innerHTML = `<h3><code>${esc(op)}</code> ${esc(details.name)}</h3><p class="where"><code>${esc(details.path)}</code></p>` +
-      `${int8}${bodies ? `<p class="actions">${bodies}</p>` : ""}${attributes}${tensors("Inputs", details.inputs)}${tensors("Outputs", details.outputs)}`;
+      `${int8}${mark}${bodies ? `<p class="actions">${bodies}</p>` : ""}${attributes}${tensors("Inputs", details.inputs)}${tensors("Outputs", details.outputs)}`;
+  }
+
+  /** ``revealNode`` by the graph's path; says so in the announcement when the graph has no such node. */
+  async revealNodeAt(path: string, node: number): Promise<void> {
+    const graph = this.whole?.byPath.get(path);
+    if (graph === undefined || node < 0 || node >= (this.whole?.indexes[graph].size ?? 0)) {
+      byId<HTMLElement>("graph-announce").textContent = "That node is not in this graph";
+      return;
+    }
+    await this.revealNode(graph, node);
   }
 
   /** Draw a node (expanding what holds it), select it and bring it into view. */

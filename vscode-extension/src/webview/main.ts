@@ -2,7 +2,7 @@
 // the page's text parts and sends them as HTML; this script swaps them in, turns clicks and keys into
 // messages for the host, and runs the whole-graph view, whose state (layout, zoom, selection) lives here
 // so that a re-render of the rest of the page keeps it.
-import { GraphFinding, ModelGraph } from "../wholeGraph";
+import { ChangeMark, GraphFinding, ModelGraph } from "../wholeGraph";
 import { GraphCanvas, NodeDetails } from "./graphCanvas";
 import { PageLayout, ViewPrefs } from "./pageLayout";
 
@@ -156,6 +156,11 @@ window.addEventListener("message", (event: MessageEvent) => {
     }
   } else if (message.type === "nodeDetails" && canvas) {
     canvas.showDetails(message.details as NodeDetails | { error: string });
+  } else if (message.type === "compareMarks" && canvas) {
+    void canvas.setChanges(message.marks as ChangeMark[]);
+  } else if (message.type === "revealNode" && canvas) {
+    // A row of the comparison: its node, by graph path and position (the graph may still be on its way).
+    void canvas.revealNodeAt(message.graph as string, message.node as number);
   } else if (message.type === "reveal") {
     void reveal(message.index as number);
   }
