@@ -199,6 +199,7 @@ class _Graphs:
     def __init__(self, ctx: LintContext) -> None:
         self.ctx = ctx
         self._cache: dict[tuple[str, int], str | None] = {}
+        self._nodes: dict[str, list[onnx.NodeProto]] = {}
 
     def side(self) -> Side:
         counts: Counter[str] = Counter()
@@ -213,10 +214,15 @@ class _Graphs:
                     dict(counts.most_common()))
 
     def elem_type(self, scope: GraphScope, name: str) -> int:
-        """A tensor's element type: an initializer's, else the derived one (0 where no engine typed it)."""
+        """A tensor's element type: an initializer's, else ONNX inference's entry (its element type alone: a
+        100k-node model has 100k entries, and their dims are not needed here), else whatever another engine
+        derived; 0 where none typed it."""
         weight = scope.initializers().get(name)
         if isinstance(weight, onnx.TensorProto):
             return weight.data_type
+        value = self.ctx.oracle.values(scope.path).get(name)
+        if value is not None and value.type.HasField("tensor_type") and value.type.tensor_type.elem_type:
+            return value.type.tensor_type.elem_type
         info, _engine = self.ctx.oracle.derived(scope.path, name)
         return info.elem_type if info is not None else 0
 
@@ -225,8 +231,15 @@ class _Graphs:
         integer kernel, else its first float input's type; None when that is unknown or it has none."""
         key = (scope.path, index)
         if key not in self._cache:
-            self._cache[key] = self._precision(scope, scope.graph.node[index])
+            self._cache[key] = self._precision(scope, self.nodes(scope)[index])
         return self._cache[key]
+
+    def nodes(self, scope: GraphScope) -> list[onnx.NodeProto]:
+        """A graph's nodes as a list, made once (indexing a protobuf field costs more than a list's)."""
+        found = self._nodes.get(scope.path)
+        if found is None:
+            found = self._nodes[scope.path] = list(scope.graph.node)
+        return found
 
     def _precision(self, scope: GraphScope, node: onnx.NodeProto) -> str | None:
         if node.op_type in INTEGER_OPS:
@@ -236,14 +249,14 @@ class _Graphs:
             return f"INT{bits} weights"  # weight-only: it computes in float on dequantized blocks
         if node.op_type in MOVES_DATA:
             return None
-        producers = scope.producers()
+        producers, nodes = scope.producers(), self.nodes(scope)
         activations: list[str] = []  # what the dequantized inputs were stored in: computed values ...
         weights: list[str] = []  # ... and initializers
         weight_names = scope.initializer_names()
         for name in node.input:
             at = producers.get(name) if name else None
-            if at is not None and scope.graph.node[at].op_type == "DequantizeLinear":
-                source = scope.graph.node[at].input[0]
+            if at is not None and nodes[at].op_type == "DequantizeLinear":
+                source = nodes[at].input[0]
                 stored = _QUANT_NAMES.get(self.elem_type(scope, source), "INT8")
                 (weights if source in weight_names else activations).append(stored)
         if activations:
@@ -302,8 +315,9 @@ def _pair_unique(pairs: dict[int, int], before: Iterable[tuple[str, int]], after
 def _node_changes(scope: GraphScope, twin: GraphScope, before: _Graphs, after: _Graphs) -> Iterator[NodeChange]:
     pairs, removed, added = _match(scope.graph, twin.graph)
     added_set = set(added)
+    old_nodes, new_nodes = before.nodes(scope), after.nodes(twin)
     for i, j in pairs.items():
-        old, new = scope.graph.node[i], twin.graph.node[j]
+        old, new = old_nodes[i], new_nodes[j]
         if new.op_type in PLUMBING_OPS and old.op_type in PLUMBING_OPS:
             continue
         name = _name(old, i)  # as the user knows it, from the original
@@ -332,10 +346,10 @@ def _node_changes(scope: GraphScope, twin: GraphScope, before: _Graphs, after: _
             if changed:
                 yield NodeChange("rewritten", scope.path, name, _op(new), changed, j, i, now)
     for i in removed:
-        node = scope.graph.node[i]
+        node = old_nodes[i]
         yield NodeChange("removed", scope.path, _name(node, i), _op(node), f"{_op(node)} removed", None, i)
     for j in sorted(added_set):
-        node = twin.graph.node[j]
+        node = new_nodes[j]
         if node.op_type in PLUMBING_OPS:
             continue
         yield NodeChange("added", scope.path, _name(node, j), _op(node), f"{_op(node)} added", j, None,
@@ -386,6 +400,9 @@ def _reads_dequantized(scope: GraphScope, node: onnx.NodeProto) -> bool:
 
 def _attribute_changes(old: onnx.NodeProto, new: onnx.NodeProto) -> str:
     """"attribute axis changed" for attributes that differ (values of graph attributes are not compared)."""
+    if old.attribute == new.attribute:  # compared in C, the common case
+        return ""
+
     def table(node: onnx.NodeProto) -> dict[str, bytes]:
         return {a.name: a.SerializeToString() for a in node.attribute if a.type not in _GRAPH_ATTRIBUTES}
 
