@@ -142,3 +142,13 @@ def test_unreadable_model_names_the_file(tmp_path):
     assert str(broken) in err and "Traceback" not in err
     code, _out, err = _compare(model, tmp_path / "missing.onnx")
     assert code == 2 and "missing.onnx: no such file" in err
+
+
+def test_a_declaration_inside_a_branch_says_which_graph(tmp_path):
+    before, after = tmp_path / "if.onnx", tmp_path / "if.fixed.onnx"
+    onnx.save(defects.if_branch_stale(), before)
+    onnx.save(defects.if_branch_stale(), after)
+    assert run_process("check", "--fix", str(after), cwd=tmp_path).code == 0
+    code, out, _err = _compare(before, after)
+    assert code == 0
+    assert "output 'then_out' in graph/node[0]/then_branch: float → float[batch, 4]" in out

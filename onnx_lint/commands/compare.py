@@ -71,7 +71,7 @@ def report_lines(result: Comparison, limit: int = 10) -> Iterator[str]:
         yield from _section(f"{title} ({_nodes(result.counts[kind])})", result.counts[kind], nodes, limit)
     for change, title in DECLARATION_SECTIONS:
         total = result.counts[f"declarations.{change}"]
-        declarations = [f"{d.where.replace('_', ' ')} {d.tensor!r}: {d.before or 'not declared'} → "
+        declarations = [f"{d.where.replace('_', ' ')} {d.tensor!r}{_in_graph(d.graph)}: {d.before or 'not declared'} → "
                         f"{d.after or 'not declared'}" for d in result.declarations if d.change == change]
         yield from _section(f"{title} ({total:,})", total, declarations, limit)
 
@@ -88,9 +88,15 @@ def _section(title: str, total: int, lines: list[str], limit: int) -> Iterator[s
         yield f"  … and {total - len(shown):,} more (--limit 0 or --output-format json lists them)"
 
 
+def _in_graph(path: str) -> str:
+    """" in graph/node[0]/then_branch" for a subgraph; nothing for the main graph."""
+    from onnx_lint.model.graphs import ROOT
+
+    return "" if path == ROOT else f" in {path}"
+
+
 def _node_line(change: NodeChange) -> str:
-    where = "" if change.graph == "graph" else f" in {change.graph}"
-    return f"{change.op} {change.name!r}{where}: {change.detail}"  # the op and name the original has
+    return f"{change.op} {change.name!r}{_in_graph(change.graph)}: {change.detail}"  # the op and name the original has
 
 
 def _nodes(count: int) -> str:
