@@ -169,6 +169,17 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
         shutil.copy(ppocr, workspace / "ppocr-det.onnx")
         big.append({"file": "ppocr-det.onnx", "search": "Conv", "weightFinding": "OL201",
                     "weightTensor": "batch_norm_0.w_2"})
+    # The model view with the mouse, in four themes and two sizes: weak.onnx as it is before "Fix all" (a copy the e2e
+    # never fixes), a scoped real export (a transformers BERT, tests/exports/make_bert_export.py), PP-OCRv4 det (no
+    # scopes), the 100k chain and the model the e2e's quantize writes.
+    (workspace / "unfixed").mkdir()
+    onnx.save(defects.weakly_typed_mlp(), workspace / "unfixed" / "weak.onnx")
+    shutil.copy(REPO / "tests" / "exports" / "ts_bert_tiny.onnx", workspace / "bert-tiny.onnx")
+    matrix = [{"file": "unfixed/weak.onnx", "name": "weak"},
+              {"file": "bert-tiny.onnx", "name": "bert", "expand": ["^encoder", r"^layer\.\d"]},
+              *([{"file": "ppocr-det.onnx", "name": "ppocr-det"}] if ppocr is not None else []),
+              {"file": "chain-100k.onnx", "name": "chain-100k"},
+              {"file": "weak.int8-fp16.onnx", "name": "quantized"}]
     if screenshots.exists():
         shutil.rmtree(screenshots)
     result_file = tmp_path / "result.json"
@@ -179,7 +190,7 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
                               "FRONTIER_MODEL": str(frontier_model), "FRONTIER_DATA": str(frontier_data),
                               "FRONTIER_OUTPUT": str(frontier_output), "FRONTIER_TARGET": "0.995",
                               "SCREENSHOTS": str(screenshots), "RESULT": str(result_file), "CHROMIUM": chromium,
-                              "BIG_MODELS": json.dumps(big)})
+                              "BIG_MODELS": json.dumps(big), "MATRIX_MODELS": json.dumps(matrix)})
     assert result_file.is_file(), done.stdout + done.stderr
     seen = json.loads(result_file.read_text())
     assert seen.get("ok"), f"{seen.get('error')}\nsteps: {seen['steps']}\n{seen.get('serverLog')}"
@@ -434,12 +445,61 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     assert frontier["enabledAfter"] is True
     # No error on the way (an accuracy target the server refused, a settings change it rejected).
     assert not [n for n in frontier["notifications"] if "onnx-lint:" in n["message"]], frontier["notifications"]
+
+    # "onnx-lint: Restart server" from the palette while the 100k chain's view waited for its first lint (it listed no
+    # finding yet, the status bar counted no error): the view lists its findings and draws its graph, the status bar and
+    # the Problems panel count its 201 errors, and one onnx-lint server runs, a new one.
+    restart = seen["restart"]
+    assert restart["atRestart"]["findings"] == 0 and restart["atRestart"]["statusBar"].startswith("0 "), restart
+    assert restart["serversBefore"] == restart["serversAfter"] == 1 and restart["newServer"], restart
+    assert [p.split("\n")[:2] for p in restart["problems"]] == [["ERROR", "OL001"], ["ERROR", "OL005 × 200"]], restart
+    assert restart["status"] == "100,000 nodes in 1 graph" and 0 < restart["drawn"] <= 200, restart
+    assert restart["after"]["statusBar"].startswith("201 ") and restart["panel"][0].startswith("chain-100k.onnx\n201")
+
+    # The model view with the mouse, for every model in Light Modern, Dark Modern, Dark High Contrast and Light High
+    # Contrast, at 1400x900 and in a 350 px column: a double-click expands a group (where the model has groups; BERT's
+    # `encoder`, then a `layer.N` whose frame holds its attention, intermediate and output), a click on a node selects
+    # it and its details name it, and every visible text has 4.5:1 contrast.
+    combinations = seen["matrix"]["combinations"]
+    themes = ("light", "dark", "high-contrast", "high-contrast-light")
+    assert sorted((c["model"], c["theme"], c["size"]) for c in combinations) == sorted(
+        (m["name"], theme, size) for m in matrix for theme in themes for size in ("1400x900", "350px"))
+    first_group = {"bert": "encoder", "ppocr-det": "stage ", "chain-100k": "#0–"}
+    for c in combinations:
+        where = (c["model"], c["theme"], c["size"])
+        width = c["frameWidth"]
+        assert abs(width - 350) <= 12 if c["size"] == "350px" else width > 900, (where, width)
+        clicked = c["clicked"]
+        op, _, rest = clicked["label"].partition(" node ")
+        name = rest.split(",")[0]
+        assert op and name and clicked["details"] == f"{op} {name}", (where, clicked)
+        assert clicked["announced"] == "Selected " + clicked["label"], (where, clicked)
+        assert c["contrast"]["checked"] >= 25 and c["contrast"]["failures"] == [], (where, c["contrast"])
+        expanded = c["expanded"]
+        if c["model"] not in first_group:
+            assert expanded == [], (where, expanded)  # no groups: nothing to double-click
+            continue
+        assert expanded and expanded[0]["title"].startswith(first_group[c["model"]]), (where, expanded)
+        for group in expanded:  # each double-click drew the group's frame around more items, and selected no text
+            assert group["frame"].startswith(group["title"]) and group["after"] > group["before"], (where, group)
+            assert group["textSelected"] == "" and group["inside"], (where, group)
+        if c["model"] == "bert":
+            layer = expanded[1]
+            assert re.fullmatch(r"layer\.\d( \(\d/\d\))?", layer["title"]), (where, expanded)
+            parts = {t.split(" (")[0] for t in layer["inside"]}
+            assert parts == {"attention", "intermediate", "output"}, (where, layer)
+            assert "/encoder/layer." in name, (where, clicked)  # the node clicked is inside the layer opened
+        if c["model"] == "chain-100k":
+            assert expanded[-1]["inside"] == ["MatMul", "Add", "Relu", "Add"], (where, expanded)
+
     shots = {Path(p).stem.split("-", 1)[1] for p in seen["screenshots"]}
     assert shots >= {"model-view", "problems-panel", "graph-light", "graph-dark", "text-view", "fixed", "quantized",
                      "quantized-sensitivity", "settings-min-cosine", "quantize-frontier", "quantize-frontier-table",
                      "quantized-report-dark", "quantized-report-light", "quantized-report-high-contrast",
                      "quantize-frontier-verdict",
-                     "whole-graph-light", "whole-graph-dark", "whole-graph-high-contrast", "whole-graph-chain-100k"}
+                     "whole-graph-light", "whole-graph-dark", "whole-graph-high-contrast", "whole-graph-chain-100k",
+                     "restart-server"}
+    assert {f"matrix-{c['model']}-{c['theme']}-{c['size']}" for c in combinations} <= shots
 
 
 # PP-OCRv4 det's Constant batch_norm_0.w_2 (the variance OL201 flags, every value above 65504): its size, and its

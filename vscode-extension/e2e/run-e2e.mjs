@@ -12,10 +12,18 @@
 // the written model opened.
 // Screenshots of each step.
 //
+// Then "onnx-lint: Restart server" from the palette while the 100k chain's view waits for its first lint: its findings
+// and graph come back and one server runs, a new one.
 // Then the whole graph of bigger models in the workspace (BIG_MODELS: JSON [{file, search}]), each
 // opened, searched and photographed.
+// Last, the model view with the mouse (MATRIX_MODELS: JSON [{file, name, expand}]): every model, in Light Modern, Dark
+// Modern, Dark High Contrast and Light High Contrast, at 1400x900 and in a 350 px column (40 combinations, one
+// screenshot each): a double-click expands a group, a click details a node, every visible text is checked for 4.5:1
+// contrast. The models stay open in tabs and the themes are switched as a user does, without reloading code-server:
+// the whole run takes about 5 minutes per code-server version on 2 cores, the matrix a little over 2 of them, so both
+// versions run it whole.
 // Environment: CODE_SERVER, VSIX, WORKSPACE, MODEL, FRONTIER_MODEL, FRONTIER_DATA, FRONTIER_OUTPUT, FRONTIER_TARGET,
-// PYTHON, SCREENSHOTS, RESULT, CHROMIUM, BIG_MODELS (optional).
+// PYTHON, SCREENSHOTS, RESULT, CHROMIUM, BIG_MODELS and MATRIX_MODELS (optional).
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
@@ -47,8 +55,13 @@ const home = fs.mkdtempSync(path.join(os.tmpdir(), "onnx-lint-e2e-"));
 const userData = path.join(home, "user-data");
 const extensions = path.join(home, "extensions");
 fs.mkdirSync(path.join(userData, "User"), { recursive: true });
+fs.mkdirSync(path.join(userData, "Machine"), { recursive: true });
+// The interpreter is a machine-scoped setting: a code-server window is a remote one, where VS Code takes those from the
+// remote's settings (Machine/, "Remote [code-server]" in the Settings UI) and drops them from the user's once the
+// workbench has loaded its configuration. In the user's settings the first server still started with it, and
+// "Restart server" then started `python3`.
+fs.writeFileSync(path.join(userData, "Machine", "settings.json"), JSON.stringify({ "onnxLint.interpreter": python }, null, 2));
 fs.writeFileSync(path.join(userData, "User", "settings.json"), JSON.stringify({
-  "onnxLint.interpreter": python,
   "workbench.startupEditor": "none",
   "workbench.tips.enabled": false,
   "workbench.welcomePage.walkthroughs.openOnInstall": false,
@@ -89,6 +102,107 @@ async function waitFor(predicate, what, timeoutMs = 90_000, intervalMs = 250) {
     await new Promise((r) => setTimeout(r, intervalMs));
   }
   throw new Error(`timed out waiting for ${what} (last: ${last})`);
+}
+
+// Contrast (WCAG 2.1, 1.4.3) of every visible text of a model view, run in its page: each against the background it
+// is drawn on (the box behind an SVG label, else the nearest opaque background, translucent layers and opacity
+// blended in): 4.5:1, 3:1 for large text. Disabled controls are exempt. The lowest, and the finding's marked row.
+async function auditContrast() {
+  const paint = document.createElement("canvas").getContext("2d", { willReadFrequently: true });
+  const rgba = (css) => {  // any CSS colour (rgb(), color(srgb ...) from color-mix) as [r, g, b, a 0..1]
+    if (!css || css === "none" || css.startsWith("url")) return null;
+    paint.clearRect(0, 0, 1, 1);
+    paint.fillStyle = "rgba(0, 0, 0, 0)";
+    paint.fillStyle = css;
+    paint.fillRect(0, 0, 1, 1);
+    const [r, g, b, a] = paint.getImageData(0, 0, 1, 1).data;
+    return [r, g, b, a / 255];
+  };
+  const over = (top, bottom) => [0, 1, 2].map((i) => top[i] * top[3] + bottom[i] * (1 - top[3])).concat(1);
+  const luminance = (c) => c.slice(0, 3).map((v) => v / 255)
+    .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4))
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const ratio = (a, b) => {
+    const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+    return (hi + 0.05) / (lo + 0.05);
+  };
+  const page = rgba(getComputedStyle(document.body).backgroundColor) ?? [255, 255, 255, 1];
+  const background = (element) => {
+    const layers = [];
+    for (let e = element; e && e !== document.documentElement; e = e.parentElement) {
+      if (e instanceof SVGElement && e.tagName !== "svg") {
+        // An SVG label sits on the box its group draws first (a node's rect); a frame without fill shows what is under it.
+        const rect = [...e.children].find((c) => c.tagName === "rect" && c !== element);
+        const style = rect && getComputedStyle(rect);
+        const fill = style && rgba(style.fill);
+        if (fill && fill[3] * Number(style.fillOpacity) > 0) layers.push([...fill.slice(0, 3), fill[3] * Number(style.fillOpacity)]);
+      } else {
+        const colour = rgba(getComputedStyle(e).backgroundColor);
+        if (colour && colour[3] > 0) layers.push(colour);
+      }
+      if (layers.length && layers[layers.length - 1][3] >= 1) break;
+    }
+    return layers.reverse().reduce((under, layer) => over(layer, under), page);
+  };
+  const visible = (element) => {
+    if (!element.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return false;
+    let r = element.getBoundingClientRect();
+    let area = { x: 0, y: 0, right: window.innerWidth, bottom: window.innerHeight };
+    for (let e = element.parentElement; e; e = e.parentElement) {
+      const style = getComputedStyle(e);
+      if (e.tagName === "svg" || style.overflowX !== "visible" || style.overflowY !== "visible") {
+        const clip = e.getBoundingClientRect();
+        area = { x: Math.max(area.x, clip.x), y: Math.max(area.y, clip.y), right: Math.min(area.right, clip.right),
+          bottom: Math.min(area.bottom, clip.bottom) };
+      }
+    }
+    return r.width > 1 && r.height > 1 && Math.min(r.right, area.right) - Math.max(r.x, area.x) > 1 &&
+      Math.min(r.bottom, area.bottom) - Math.max(r.y, area.y) > 1;
+  };
+  const failures = [];
+  const marked = [];  // the finding's row in the node's details, whatever its ratio
+  let checked = 0;
+  for (const element of document.body.querySelectorAll("*")) {
+    if (["SCRIPT", "STYLE", "title", "TITLE", "OPTION"].includes(element.tagName) || element.closest(".sr-only")) continue;
+    const own = element instanceof HTMLInputElement ? element.value
+      : [...element.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join("").trim();
+    if (!own || !visible(element)) continue;
+    if (element.closest(":disabled, [aria-disabled='true']")) continue;  // inactive controls are exempt
+    const style = getComputedStyle(element);
+    let colour = rgba(element instanceof SVGElement ? style.fill : style.color);
+    if (!colour) continue;
+    let opacity = 1;
+    for (let e = element; e; e = e.parentElement) opacity *= Number(getComputedStyle(e).opacity);
+    const under = background(element);
+    const text = over([...colour.slice(0, 3), colour[3] * opacity], under);
+    const size = parseFloat(style.fontSize);
+    const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+    const found = ratio(text, under);
+    checked += 1;
+    if (element.closest("#graph-details tr.marked")) marked.push({ text: own.slice(0, 30), ratio: Math.round(found * 100) / 100 });
+    if (found < (large ? 3 : 4.5)) {
+      failures.push({ text: own.slice(0, 50), element: `${element.tagName.toLowerCase()}.${element.getAttribute("class") ?? ""}`,
+        colour: `rgb(${text.slice(0, 3).map(Math.round).join(",")})`, background: `rgb(${under.slice(0, 3).map(Math.round).join(",")})`,
+        ratio: Math.round(found * 100) / 100 });
+    }
+  }
+  return { checked, failures, marked };
+}
+
+// The onnx-lint servers this e2e's VS Code runs (`python -m onnx_lint server`, with this run's HOME), by process id.
+function onnxLintServers() {
+  const found = [];
+  for (const pid of fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      const at = argv.indexOf("onnx_lint");
+      if (at < 1 || argv[at - 1] !== "-m" || argv[at + 1] !== "server") continue;
+      if (fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`HOME=${home}`)) found.push(pid);
+    } catch {
+      // a process that ended meanwhile
+    }
+  }
+  return found;
 }
 
 function step(name) {
@@ -148,6 +262,29 @@ try {
     await row.waitFor({ timeout: 30_000 });
     await row.click();
   };
+
+  // A command from the palette, tried again while it does not run (something that takes the focus closes the
+  // palette).
+  const runCommand = (label, done = async () => true) => waitFor(async () => {
+    if (await page.locator(".quick-input-widget").isVisible()) await page.keyboard.press("Escape");
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").fill(`>${label}`, { timeout: 5_000 });
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: new RegExp(`^${label}`), hasNotText: /JSON/ })
+      .first().click({ timeout: 5_000 });
+    return await done();
+  }, `the command ${label}`, 90_000, 1_000);
+
+  // A workspace file opened as a user types its path into Quick Open (F1, then the path instead of a command).
+  const quickOpen = (relative) => waitFor(async () => {
+    if (await page.locator(".quick-input-widget").isVisible()) await page.keyboard.press("Escape");
+    await page.locator(".part.sidebar").click({ position: { x: 150, y: 400 } });  // the keys to the workbench, not a view
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").fill(relative, { timeout: 5_000 });
+    let row = page.locator(".quick-input-list .monaco-list-row", { hasText: path.basename(relative) });
+    if (path.dirname(relative) !== ".") row = row.filter({ hasText: path.dirname(relative) });
+    await row.first().click({ timeout: 10_000 });
+    return true;
+  }, `Quick Open to open ${relative}`, 90_000, 1_000);
 
   // The quantize report as a reader meets it (src/reportHtml.ts): its parts in the order they appear, the verdict,
   // the warnings, the accuracy table, the coverage and the nodes kept out of INT8, and its visible text.
@@ -459,87 +596,7 @@ try {
   // Contrast (WCAG 2.1, 1.4.3): every visible text of the view, at the top of the page and at its bottom, against
   // the background it is drawn on (the box behind an SVG label, else the nearest opaque background, translucent
   // layers and opacity blended in): 4.5:1, 3:1 for large text. Disabled controls are exempt.
-  const contrastAudit = () => view.locator("body").evaluate(async () => {
-    const paint = document.createElement("canvas").getContext("2d", { willReadFrequently: true });
-    const rgba = (css) => {  // any CSS colour (rgb(), color(srgb ...) from color-mix) as [r, g, b, a 0..1]
-      if (!css || css === "none" || css.startsWith("url")) return null;
-      paint.clearRect(0, 0, 1, 1);
-      paint.fillStyle = "rgba(0, 0, 0, 0)";
-      paint.fillStyle = css;
-      paint.fillRect(0, 0, 1, 1);
-      const [r, g, b, a] = paint.getImageData(0, 0, 1, 1).data;
-      return [r, g, b, a / 255];
-    };
-    const over = (top, bottom) => [0, 1, 2].map((i) => top[i] * top[3] + bottom[i] * (1 - top[3])).concat(1);
-    const luminance = (c) => c.slice(0, 3).map((v) => v / 255)
-      .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4))
-      .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
-    const ratio = (a, b) => {
-      const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
-      return (hi + 0.05) / (lo + 0.05);
-    };
-    const page = rgba(getComputedStyle(document.body).backgroundColor) ?? [255, 255, 255, 1];
-    const background = (element) => {
-      const layers = [];
-      for (let e = element; e && e !== document.documentElement; e = e.parentElement) {
-        if (e instanceof SVGElement && e.tagName !== "svg") {
-          // An SVG label sits on the box its group draws first (a node's rect); a frame without fill shows what is under it.
-          const rect = [...e.children].find((c) => c.tagName === "rect" && c !== element);
-          const style = rect && getComputedStyle(rect);
-          const fill = style && rgba(style.fill);
-          if (fill && fill[3] * Number(style.fillOpacity) > 0) layers.push([...fill.slice(0, 3), fill[3] * Number(style.fillOpacity)]);
-        } else {
-          const colour = rgba(getComputedStyle(e).backgroundColor);
-          if (colour && colour[3] > 0) layers.push(colour);
-        }
-        if (layers.length && layers[layers.length - 1][3] >= 1) break;
-      }
-      return layers.reverse().reduce((under, layer) => over(layer, under), page);
-    };
-    const visible = (element) => {
-      if (!element.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return false;
-      let r = element.getBoundingClientRect();
-      let area = { x: 0, y: 0, right: window.innerWidth, bottom: window.innerHeight };
-      for (let e = element.parentElement; e; e = e.parentElement) {
-        const style = getComputedStyle(e);
-        if (e.tagName === "svg" || style.overflowX !== "visible" || style.overflowY !== "visible") {
-          const clip = e.getBoundingClientRect();
-          area = { x: Math.max(area.x, clip.x), y: Math.max(area.y, clip.y), right: Math.min(area.right, clip.right),
-            bottom: Math.min(area.bottom, clip.bottom) };
-        }
-      }
-      return r.width > 1 && r.height > 1 && Math.min(r.right, area.right) - Math.max(r.x, area.x) > 1 &&
-        Math.min(r.bottom, area.bottom) - Math.max(r.y, area.y) > 1;
-    };
-    const failures = [];
-    const marked = [];  // the finding's row in the node's details, whatever its ratio
-    let checked = 0;
-    for (const element of document.body.querySelectorAll("*")) {
-      if (["SCRIPT", "STYLE", "title", "TITLE", "OPTION"].includes(element.tagName) || element.closest(".sr-only")) continue;
-      const own = element instanceof HTMLInputElement ? element.value
-        : [...element.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join("").trim();
-      if (!own || !visible(element)) continue;
-      if (element.closest(":disabled, [aria-disabled='true']")) continue;  // inactive controls are exempt
-      const style = getComputedStyle(element);
-      let colour = rgba(element instanceof SVGElement ? style.fill : style.color);
-      if (!colour) continue;
-      let opacity = 1;
-      for (let e = element; e; e = e.parentElement) opacity *= Number(getComputedStyle(e).opacity);
-      const under = background(element);
-      const text = over([...colour.slice(0, 3), colour[3] * opacity], under);
-      const size = parseFloat(style.fontSize);
-      const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
-      const found = ratio(text, under);
-      checked += 1;
-      if (element.closest("#graph-details tr.marked")) marked.push({ text: own.slice(0, 30), ratio: Math.round(found * 100) / 100 });
-      if (found < (large ? 3 : 4.5)) {
-        failures.push({ text: own.slice(0, 50), element: `${element.tagName.toLowerCase()}.${element.getAttribute("class") ?? ""}`,
-          colour: `rgb(${text.slice(0, 3).map(Math.round).join(",")})`, background: `rgb(${under.slice(0, 3).map(Math.round).join(",")})`,
-          ratio: Math.round(found * 100) / 100 });
-      }
-    }
-    return { checked, failures, marked };
-  });
+  const contrastAudit = () => view.locator("body").evaluate(auditContrast);
   result.layout.contrast = {};
   for (const [theme, name, body] of [["light", "Light Modern", "body.vscode-light"],
     ["dark", "Dark Modern", "body.vscode-dark:not(.vscode-high-contrast)"], ["high-contrast", "Dark High Contrast", "body.vscode-high-contrast"]]) {
@@ -848,16 +905,6 @@ try {
   // The runtime is set too, as this workspace's earlier answer (TensorRT): the server refuses a settings change
   // whose quantize.target is the setting's default, "" ("quantize option 'target' must be one of ..."), and
   // keeps its previous settings; the command itself sends the accuracy target, so it would still run.
-  // A command from the palette, tried again while it does not run (something that takes the focus closes the
-  // palette).
-  const runCommand = (label, done = async () => true) => waitFor(async () => {
-    if (await page.locator(".quick-input-widget").isVisible()) await page.keyboard.press("Escape");
-    await page.keyboard.press("F1");
-    await page.locator(".quick-input-widget input").fill(`>${label}`, { timeout: 5_000 });
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: new RegExp(`^${label}`), hasNotText: /JSON/ })
-      .first().click({ timeout: 5_000 });
-    return await done();
-  }, `the command ${label}`, 90_000, 1_000);
   // The model views close first: they redraw when the settings change, and a redrawn view takes the focus.
   await runCommand("View: Close All Editors", async () => (await page.locator(".tabs-container .tab").count()) === 0);
   await page.evaluate(() => { window.onnxLintToasts.length = 0; });
@@ -961,6 +1008,60 @@ try {
   await frontierSection.evaluate((section) => section.scrollIntoView());
   await page.waitForTimeout(300);
   await shot("quantize-frontier-table");
+
+  // -- "onnx-lint: Restart server" while a model view lints -------------------------------------------------------
+  // The 100,000-node chain, never opened before, opened from Quick Open, and at once (its lint takes seconds, its view
+  // shows nothing yet) the palette runs "onnx-lint: Restart server". The view comes back with its findings and its
+  // graph, the Problems panel and the status bar list them, and one onnx-lint server runs: a new one, the old gone.
+  const restartModel = JSON.parse(process.env.BIG_MODELS || "[]").find((big) => big.file === "chain-100k.onnx");
+  if (restartModel) {
+    await runCommand("View: Close All Editors", async () => (await page.locator(".tabs-container .tab").count()) === 0);
+    const before = await waitFor(async () => { const found = onnxLintServers(); return found.length === 1 && found; },
+      "one onnx-lint server before the restart", 60_000);
+    const statusProblems = page.locator(".part.statusbar [id='status.problems']");
+    // What the window shows of the model: its view's findings (none until its first lint answers), the status bar.
+    const shown = async () => {
+      const rows = [];
+      for (const frame of page.frames()) rows.push(...await frame.locator("ul.diagnostics > li").allInnerTexts().catch(() => []));
+      return { findings: rows.length, statusBar: (await statusProblems.innerText()).replace(/\s+/g, " ").trim() };
+    };
+    const opened = Date.now();
+    await quickOpen(restartModel.file);
+    const restartView = page.frameLocator("iframe.webview.ready").first().frameLocator("iframe#active-frame");
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").fill(">onnx-lint: Restart server");
+    const restartRow = page.locator(".quick-input-list .monaco-list-row", { hasText: /^onnx-lint: Restart server/ }).first();
+    await restartRow.waitFor({ timeout: 10_000 });
+    const atRestart = { ...(await shown()), afterOpenMs: Date.now() - opened };
+    await restartRow.click();
+    const clickedAt = Date.now();
+    await restartView.locator("ul.diagnostics li.group").first().waitFor({ timeout: 180_000 });
+    await restartView.locator("#graph-viewport[data-first-paint-ms]").waitFor({ state: "attached", timeout: 180_000 });
+    await waitFor(async () => !(await restartView.locator("p.busy, p.failure").count()), "the view to settle", 60_000);
+    const after = await waitFor(async () => {
+      const found = onnxLintServers();
+      return found.length === 1 && found[0] !== before[0] && found;
+    }, "one onnx-lint server, a new one, after the restart", 60_000);
+    const restartMarkers = page.locator(".markers-panel .monaco-list-row");
+    await waitFor(async () => {
+      if (!(await page.locator(".markers-panel").isVisible())) {
+        await page.locator(".part.sidebar").click({ position: { x: 150, y: 400 } });
+        await page.keyboard.press("Control+Shift+M");
+      }
+      return /chain-100k\.onnx[\s\S]*OL005/.test((await restartMarkers.allInnerTexts()).join("\n"));
+    }, "the chain's entries in the Problems panel after the restart", 60_000, 1_000);
+    result.restart = {
+      atRestart, seconds: (Date.now() - clickedAt) / 1000, serversBefore: before.length, serversAfter: after.length,
+      newServer: after[0] !== before[0], after: await shown(),
+      problems: await restartView.locator("ul.diagnostics > li:not([hidden])").allInnerTexts(),
+      status: await restartView.locator("#graph-status").innerText(),
+      drawn: await restartView.locator("#graph-layer .item").count(),
+      panel: (await restartMarkers.allInnerTexts()).slice(0, 4),
+    };
+    await shot("restart-server");
+    await page.keyboard.press("Control+J");
+    step("Restart server while a model lints: the view comes back with its findings and graph, one new server runs");
+  }
 
   // Bigger models: each opens to its whole graph, and search finds a node in it.
   result.big = [];
@@ -1176,6 +1277,188 @@ try {
       throw new Error(`a double-click did not expand the group cleanly: ${JSON.stringify(chain.doubleClicked)}`);
     }
     step("the 100,000-node chain: 201 findings in a few rows above the graph, search says its cap, a double-click expands a group");
+  }
+
+  // -- The model view with the mouse: every model, in every theme, at both sizes ------------------------------------
+  // MATRIX_MODELS: [{file (in the workspace), name, expand: [label patterns]}]. Each model is opened once (Quick Open),
+  // all in one editor group. Then at 1400x900 and in a 350 px column, in Light Modern, Dark Modern, Dark High Contrast
+  // and Light High Contrast, each model's tab is clicked and its view used with the mouse: where it has groups,
+  // "Collapse all", then a double-click on the largest group whose label matches each pattern in turn, then on the
+  // group it opened to while that is a group; a click on a node in view, whose details must name it; the contrast of
+  // every visible text; a screenshot.
+  const matrixModels = JSON.parse(process.env.MATRIX_MODELS || "[]");
+  if (matrixModels.length) {
+    const matrixStarted = Date.now();
+    await runCommand("View: Close All Editors", async () => (await page.locator(".tabs-container .tab").count()) === 0);
+    if (await page.locator(".part.panel.bottom").isVisible()) await page.keyboard.press("Control+J");
+    if (await page.locator(".part.auxiliarybar").isVisible()) await page.keyboard.press("Control+Alt+B");
+    await runCommand("Notifications: Clear All Notifications");
+    const shownFrame = () => page.locator("iframe.webview.ready:visible").first();
+    const shownView = () => page.frameLocator("iframe.webview.ready:visible").first().frameLocator("iframe#active-frame");
+    // The view in front, once it is the model's (its title is the file's name) and it has drawn its graph.
+    const front = async (file) => {
+      const frame = shownView();
+      await waitFor(async () => (await frame.locator("h1").innerText({ timeout: 2_000 })) === path.basename(file),
+        `the view of ${file} in front`, 60_000);
+      await frame.locator("#graph-viewport[data-first-paint-ms]").waitFor({ state: "attached", timeout: 240_000 });
+      await frame.locator("p.clean, ul.diagnostics li").first().waitFor({ timeout: 240_000 });
+      await frame.locator("#graph-busy").waitFor({ state: "hidden", timeout: 60_000 });
+      return frame;
+    };
+    for (const model of matrixModels) {
+      await quickOpen(model.file);
+      await front(model.file);
+    }
+    step(`opened ${matrixModels.map((m) => m.file).join(", ")} side by side in tabs`);
+    // What the drawing shows, in the view's page: its area, its items (each with the point to click: the middle of its
+    // part in view), the frames of the expanded groups.
+    const drawing = (frame) => frame.locator("body").evaluate(() => {
+      const box = (e) => { const r = e.getBoundingClientRect(); return { x: r.left, y: r.top, right: r.right, bottom: r.bottom }; };
+      const area = box(document.getElementById("graph-svg"));
+      const items = [...document.querySelectorAll("#graph-layer .item")].map((g) => {
+        const r = box(g);
+        const shown = { x: Math.max(r.x, area.x + 4), y: Math.max(r.y, area.y + 4), right: Math.min(r.right, area.right - 4),
+          bottom: Math.min(r.bottom, area.bottom - 4) };
+        return { id: g.getAttribute("data-id"), kind: ["block", "node"].find((k) => g.classList.contains(k)) ?? "other",
+          label: g.getAttribute("aria-label") ?? "", title: g.querySelector("text")?.textContent ?? "", rect: r,
+          selected: g.classList.contains("selected"),
+          size: Number((/, ([\d,]+) nodes?\b/.exec(g.getAttribute("aria-label") ?? "")?.[1] ?? "0").replace(/,/g, "")),
+          point: shown.right - shown.x > 12 && shown.bottom - shown.y > 8
+            ? { x: (shown.x + shown.right) / 2, y: (shown.y + shown.bottom) / 2 } : null };
+      });
+      return { area, items, width: window.innerWidth, height: window.innerHeight, textSelected: String(window.getSelection()),
+        clusters: [...document.querySelectorAll("#graph-layer .cluster")].map((c) => ({ id: c.getAttribute("data-id"),
+          label: c.querySelector(".cluster-label")?.textContent ?? "", rect: box(c.querySelector("rect")) })) };
+    });
+    const within = (inner, outer) => inner.x >= outer.x - 1 && inner.right <= outer.right + 1 && inner.y >= outer.y - 1 &&
+      inner.bottom <= outer.bottom + 1;
+    const viewOrigin = () => page.frameLocator("iframe.webview.ready:visible").first().locator("iframe#active-frame").boundingBox();
+    const settle = async (frame) => {
+      await page.waitForTimeout(150);
+      await frame.locator("#graph-busy").waitFor({ state: "hidden", timeout: 60_000 });
+    };
+    // An item brought into the drawing's view as a user does: dragging the drawing (pressed on it, released anywhere in
+    // the view).
+    const intoView = async (frame, id) => {
+      for (let i = 0; i < 12; i++) {
+        const { area, items, width, height } = await drawing(frame);
+        const r = items.find((item) => item.id === id)?.rect;
+        if (!r) throw new Error(`${id} is not drawn`);
+        const fits = r.right - r.x < area.right - area.x - 16 && r.bottom - r.y < area.bottom - area.y - 16;
+        const centre = { x: (r.x + r.right) / 2, y: (r.y + r.bottom) / 2 };
+        const middle = { x: (area.x + area.right) / 2, y: (area.y + area.bottom) / 2 };
+        if (fits ? within(r, { x: area.x + 8, y: area.y + 8, right: area.right - 8, bottom: area.bottom - 8 })
+          : Math.abs(centre.x - middle.x) < 20 && Math.abs(centre.y - middle.y) < 20) return;
+        // From the drawing's edge on the side it moves from, as far as the view reaches.
+        const from = { x: middle.x > centre.x ? area.x + 6 : area.right - 6, y: middle.y > centre.y ? area.y + 6 : area.bottom - 6 };
+        const to = { x: Math.max(4, Math.min(width - 4, from.x + middle.x - centre.x)),
+          y: Math.max(4, Math.min(height - 4, from.y + middle.y - centre.y)) };
+        const origin = await viewOrigin();
+        await page.mouse.move(origin.x + from.x, origin.y + from.y);
+        await page.mouse.down();
+        await page.mouse.move(origin.x + to.x, origin.y + to.y, { steps: 8 });
+        await page.mouse.up();
+      }
+      throw new Error(`dragging the drawing never brought ${id} into view`);
+    };
+    const clickAt = async (frame, id, double) => {
+      await intoView(frame, id);
+      const point = (await drawing(frame)).items.find((item) => item.id === id).point;
+      const origin = await viewOrigin();
+      await page.mouse[double ? "dblclick" : "click"](origin.x + point.x, origin.y + point.y);
+    };
+    // One model, as the user sees it in one theme and at one size.
+    const useWithMouse = async (model, frame) => {
+      const seen = { expanded: [] };
+      let opened;  // the group the last double-click expanded
+      if ((await drawing(frame)).items.some((i) => i.kind === "block")) {
+        const collapse = await frame.locator("button[data-graph='collapse']").boundingBox();
+        await page.mouse.click(collapse.x + collapse.width / 2, collapse.y + collapse.height / 2);
+        await settle(frame);
+        const patterns = [...(model.expand ?? [])];
+        for (let depth = 0; depth < 8; depth++) {
+          const now = await drawing(frame);
+          const frameOf = opened && now.clusters.find((c) => c.id === opened);
+          const inside = (item) => !frameOf || within(item.rect, frameOf.rect);
+          const pattern = patterns.shift();
+          let group;
+          if (pattern !== undefined) {
+            group = now.items.filter((i) => i.kind === "block" && new RegExp(pattern).test(i.title)).sort((a, b) => b.size - a.size)[0];
+            if (!group) throw new Error(`${model.name}: no group labelled ${pattern}: ${JSON.stringify(now.items.map((i) => i.title))}`);
+          } else {
+            if (now.items.some((i) => i.kind === "node" && inside(i))) break;  // the nodes are drawn
+            const blocks = now.items.filter((i) => i.kind === "block" && inside(i));
+            group = blocks.find((i) => i.selected) ?? blocks.sort((a, b) => b.size - a.size)[0];
+            if (!group) break;
+          }
+          await clickAt(frame, group.id, true);
+          await waitFor(async () => (await drawing(frame)).clusters.some((c) => c.id === group.id),
+            `a double-click to expand ${group.title}`, 60_000);
+          await settle(frame);
+          opened = group.id;
+          const after = await drawing(frame);
+          const cluster = after.clusters.find((c) => c.id === group.id);
+          seen.expanded.push({ title: group.title, label: group.label, frame: cluster.label, before: now.items.length,
+            after: after.items.length, textSelected: after.textSelected,
+            inside: after.items.filter((i) => within(i.rect, cluster.rect)).map((i) => i.title) });
+        }
+      }
+      const now = await drawing(frame);
+      const frameOf = opened && now.clusters.find((c) => c.id === opened);
+      // A node with a name to read in its details (an exporter's Constants have none), in the group opened, else in view.
+      const nodes = now.items.filter((i) => i.kind === "node");
+      const pick = (list) => list.find((i) => /^\S+ node [^,]/.test(i.label) && !i.label.startsWith("Constant ")) ?? list[0];
+      const node = pick(nodes.filter((i) => frameOf && within(i.rect, frameOf.rect) && !i.selected)) ??
+        pick(nodes.filter((i) => i.point && !i.selected)) ?? nodes[0];
+      if (!node) throw new Error(`${model.name}: no node drawn to click: ${JSON.stringify(now.items.map((i) => i.label))}`);
+      await clickAt(frame, node.id, false);
+      await waitFor(async () => (await drawing(frame)).items.find((i) => i.id === node.id)?.selected,
+        `a click to select ${node.label}`, 30_000);
+      await frame.locator("#graph-details h3 code").first().waitFor({ timeout: 60_000 });
+      seen.clicked = { label: node.label, details: await frame.locator("#graph-details h3").innerText(),
+        announced: await frame.locator("#graph-announce").textContent() };
+      return seen;
+    };
+    const themes = [["light", "Light Modern", "body.vscode-light"],
+      ["dark", "Dark Modern", "body.vscode-dark:not(.vscode-high-contrast)"],
+      ["high-contrast", "Dark High Contrast", "body.vscode-high-contrast:not(.vscode-high-contrast-light)"],
+      ["high-contrast-light", "Light High Contrast", "body.vscode-high-contrast-light"]];
+    result.matrix = { combinations: [] };
+    for (const size of ["1400x900", "350px"]) {
+      if (size === "350px") {
+        // The window narrowed until the editor, and so the view, is a 350 px column.
+        let width = 1400;
+        for (let i = 0; i < 4 && Math.abs((await shownFrame().boundingBox()).width - 350) > 4; i++) {
+          width -= Math.round((await shownFrame().boundingBox()).width - 350);
+          await page.setViewportSize({ width, height: 900 });
+          await page.waitForTimeout(800);
+        }
+      } else {
+        await page.setViewportSize({ width: 1400, height: 900 });
+      }
+      for (const [theme, name, body] of themes) {
+        if (!(await shownView().locator(body).count())) await pickTheme(name);
+        for (const model of matrixModels) {
+          const started = Date.now();
+          const tab = page.locator(`.tabs-container .tab[aria-label^="${path.basename(model.file)}"]`).first();
+          await tab.click();
+          const frame = await front(model.file);
+          await frame.locator(body).waitFor({ timeout: 60_000 });
+          await frame.locator("body").evaluate(() => window.scrollTo(0, 0));
+          const seen = await useWithMouse(model, frame);
+          await frame.locator("body").evaluate(() => window.scrollTo(0, 0));
+          const contrast = await frame.locator("body").evaluate(auditContrast);
+          const frameBox = await shownFrame().boundingBox();
+          await shot(`matrix-${model.name}-${theme}-${size}`);
+          result.matrix.combinations.push({ model: model.name, theme, size, ...seen, frameWidth: frameBox.width,
+            viewport: page.viewportSize(), contrast: { checked: contrast.checked, failures: contrast.failures },
+            ms: Date.now() - started });
+        }
+      }
+    }
+    await page.setViewportSize({ width: 1400, height: 900 });
+    result.matrix.seconds = (Date.now() - matrixStarted) / 1000;
+    step(`the model view with the mouse: ${result.matrix.combinations.length} models × themes × sizes`);
   }
   result.ok = true;
 } catch (error) {
