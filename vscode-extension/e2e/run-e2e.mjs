@@ -60,7 +60,8 @@ fs.mkdirSync(path.join(userData, "Machine"), { recursive: true });
 // remote's settings (Machine/, "Remote [code-server]" in the Settings UI) and drops them from the user's once the
 // workbench has loaded its configuration. In the user's settings the first server still started with it, and
 // "Restart server" then started `python3`.
-fs.writeFileSync(path.join(userData, "Machine", "settings.json"), JSON.stringify({ "onnxLint.interpreter": python }, null, 2));
+fs.writeFileSync(path.join(userData, "Machine", "settings.json"),
+  JSON.stringify({ "onnxLint.interpreter": python }, null, 2));
 fs.writeFileSync(path.join(userData, "User", "settings.json"), JSON.stringify({
   "workbench.startupEditor": "none",
   "workbench.tips.enabled": false,
@@ -277,7 +278,8 @@ try {
   // A workspace file opened as a user types its path into Quick Open (F1, then the path instead of a command).
   const quickOpen = (relative) => waitFor(async () => {
     if (await page.locator(".quick-input-widget").isVisible()) await page.keyboard.press("Escape");
-    await page.locator(".part.sidebar").click({ position: { x: 150, y: 400 } });  // the keys to the workbench, not a view
+    // The keys go to the workbench, not to a view.
+    await page.locator(".part.sidebar").click({ position: { x: 150, y: 400 } });
     await page.keyboard.press("F1");
     await page.locator(".quick-input-widget input").fill(relative, { timeout: 5_000 });
     let row = page.locator(".quick-input-list .monaco-list-row", { hasText: path.basename(relative) });
@@ -1022,7 +1024,9 @@ try {
     // What the window shows of the model: its view's findings (none until its first lint answers), the status bar.
     const shown = async () => {
       const rows = [];
-      for (const frame of page.frames()) rows.push(...await frame.locator("ul.diagnostics > li").allInnerTexts().catch(() => []));
+      for (const frame of page.frames()) {
+        rows.push(...await frame.locator("ul.diagnostics > li").allInnerTexts().catch(() => []));
+      }
       return { findings: rows.length, statusBar: (await statusProblems.innerText()).replace(/\s+/g, " ").trim() };
     };
     const opened = Date.now();
@@ -1030,7 +1034,8 @@ try {
     const restartView = page.frameLocator("iframe.webview.ready").first().frameLocator("iframe#active-frame");
     await page.keyboard.press("F1");
     await page.locator(".quick-input-widget input").fill(">onnx-lint: Restart server");
-    const restartRow = page.locator(".quick-input-list .monaco-list-row", { hasText: /^onnx-lint: Restart server/ }).first();
+    const restartRow = page.locator(".quick-input-list .monaco-list-row", { hasText: /^onnx-lint: Restart server/ })
+      .first();
     await restartRow.waitFor({ timeout: 10_000 });
     const atRestart = { ...(await shown()), afterOpenMs: Date.now() - opened };
     await restartRow.click();
@@ -1294,7 +1299,8 @@ try {
     if (await page.locator(".part.auxiliarybar").isVisible()) await page.keyboard.press("Control+Alt+B");
     await runCommand("Notifications: Clear All Notifications");
     const shownFrame = () => page.locator("iframe.webview.ready:visible").first();
-    const shownView = () => page.frameLocator("iframe.webview.ready:visible").first().frameLocator("iframe#active-frame");
+    const shownView = () => page.frameLocator("iframe.webview.ready:visible").first()
+      .frameLocator("iframe#active-frame");
     // The view in front, once it is the model's (its title is the file's name) and it has drawn its graph.
     const front = async (file) => {
       const frame = shownView();
@@ -1313,12 +1319,15 @@ try {
     // What the drawing shows, in the view's page: its area, its items (each with the point to click: the middle of its
     // part in view), the frames of the expanded groups.
     const drawing = (frame) => frame.locator("body").evaluate(() => {
-      const box = (e) => { const r = e.getBoundingClientRect(); return { x: r.left, y: r.top, right: r.right, bottom: r.bottom }; };
+      const box = (e) => {
+        const r = e.getBoundingClientRect();
+        return { x: r.left, y: r.top, right: r.right, bottom: r.bottom };
+      };
       const area = box(document.getElementById("graph-svg"));
       const items = [...document.querySelectorAll("#graph-layer .item")].map((g) => {
         const r = box(g);
-        const shown = { x: Math.max(r.x, area.x + 4), y: Math.max(r.y, area.y + 4), right: Math.min(r.right, area.right - 4),
-          bottom: Math.min(r.bottom, area.bottom - 4) };
+        const shown = { x: Math.max(r.x, area.x + 4), y: Math.max(r.y, area.y + 4),
+          right: Math.min(r.right, area.right - 4), bottom: Math.min(r.bottom, area.bottom - 4) };
         return { id: g.getAttribute("data-id"), kind: ["block", "node"].find((k) => g.classList.contains(k)) ?? "other",
           label: g.getAttribute("aria-label") ?? "", title: g.querySelector("text")?.textContent ?? "", rect: r,
           selected: g.classList.contains("selected"),
@@ -1326,13 +1335,15 @@ try {
           point: shown.right - shown.x > 12 && shown.bottom - shown.y > 8
             ? { x: (shown.x + shown.right) / 2, y: (shown.y + shown.bottom) / 2 } : null };
       });
-      return { area, items, width: window.innerWidth, height: window.innerHeight, textSelected: String(window.getSelection()),
+      return { area, items, width: window.innerWidth, height: window.innerHeight,
+        textSelected: String(window.getSelection()),
         clusters: [...document.querySelectorAll("#graph-layer .cluster")].map((c) => ({ id: c.getAttribute("data-id"),
           label: c.querySelector(".cluster-label")?.textContent ?? "", rect: box(c.querySelector("rect")) })) };
     });
-    const within = (inner, outer) => inner.x >= outer.x - 1 && inner.right <= outer.right + 1 && inner.y >= outer.y - 1 &&
-      inner.bottom <= outer.bottom + 1;
-    const viewOrigin = () => page.frameLocator("iframe.webview.ready:visible").first().locator("iframe#active-frame").boundingBox();
+    const within = (inner, outer) => inner.x >= outer.x - 1 && inner.right <= outer.right + 1 &&
+      inner.y >= outer.y - 1 && inner.bottom <= outer.bottom + 1;
+    const viewOrigin = () => page.frameLocator("iframe.webview.ready:visible").first().locator("iframe#active-frame")
+      .boundingBox();
     const settle = async (frame) => {
       await page.waitForTimeout(150);
       await frame.locator("#graph-busy").waitFor({ state: "hidden", timeout: 60_000 });
@@ -1350,7 +1361,8 @@ try {
         if (fits ? within(r, { x: area.x + 8, y: area.y + 8, right: area.right - 8, bottom: area.bottom - 8 })
           : Math.abs(centre.x - middle.x) < 20 && Math.abs(centre.y - middle.y) < 20) return;
         // From the drawing's edge on the side it moves from, as far as the view reaches.
-        const from = { x: middle.x > centre.x ? area.x + 6 : area.right - 6, y: middle.y > centre.y ? area.y + 6 : area.bottom - 6 };
+        const from = { x: middle.x > centre.x ? area.x + 6 : area.right - 6,
+          y: middle.y > centre.y ? area.y + 6 : area.bottom - 6 };
         const to = { x: Math.max(4, Math.min(width - 4, from.x + middle.x - centre.x)),
           y: Math.max(4, Math.min(height - 4, from.y + middle.y - centre.y)) };
         const origin = await viewOrigin();
@@ -1367,8 +1379,9 @@ try {
       const origin = await viewOrigin();
       await page.mouse[double ? "dblclick" : "click"](origin.x + point.x, origin.y + point.y);
     };
-    // One model, as the user sees it in one theme and at one size.
-    const useWithMouse = async (model, frame) => {
+    // One model, as the user sees it in one theme and at one size; `photograph`: a screenshot's name for the drawing
+    // once the groups the model names (`expand`) are open.
+    const useWithMouse = async (model, frame, photograph) => {
       const seen = { expanded: [] };
       let opened;  // the group the last double-click expanded
       if ((await drawing(frame)).items.some((i) => i.kind === "block")) {
@@ -1383,8 +1396,12 @@ try {
           const pattern = patterns.shift();
           let group;
           if (pattern !== undefined) {
-            group = now.items.filter((i) => i.kind === "block" && new RegExp(pattern).test(i.title)).sort((a, b) => b.size - a.size)[0];
-            if (!group) throw new Error(`${model.name}: no group labelled ${pattern}: ${JSON.stringify(now.items.map((i) => i.title))}`);
+            group = now.items.filter((i) => i.kind === "block" && new RegExp(pattern).test(i.title))
+              .sort((a, b) => b.size - a.size)[0];
+            if (!group) {
+              const titles = JSON.stringify(now.items.map((i) => i.title));
+              throw new Error(`${model.name}: no group labelled ${pattern}: ${titles}`);
+            }
           } else {
             if (now.items.some((i) => i.kind === "node" && inside(i))) break;  // the nodes are drawn
             const blocks = now.items.filter((i) => i.kind === "block" && inside(i));
@@ -1401,16 +1418,21 @@ try {
           seen.expanded.push({ title: group.title, label: group.label, frame: cluster.label, before: now.items.length,
             after: after.items.length, textSelected: after.textSelected,
             inside: after.items.filter((i) => within(i.rect, cluster.rect)).map((i) => i.title) });
+          if (pattern !== undefined && !patterns.length && photograph) await shot(photograph);
         }
       }
       const now = await drawing(frame);
       const frameOf = opened && now.clusters.find((c) => c.id === opened);
-      // A node with a name to read in its details (an exporter's Constants have none), in the group opened, else in view.
+      // A node with a name to read in its details (an exporter's Constants have none), in the group opened, else in
+      // view.
       const nodes = now.items.filter((i) => i.kind === "node");
-      const pick = (list) => list.find((i) => /^\S+ node [^,]/.test(i.label) && !i.label.startsWith("Constant ")) ?? list[0];
+      const pick = (list) => list.find((i) => /^\S+ node [^,]/.test(i.label) && !i.label.startsWith("Constant "))
+        ?? list[0];
       const node = pick(nodes.filter((i) => frameOf && within(i.rect, frameOf.rect) && !i.selected)) ??
         pick(nodes.filter((i) => i.point && !i.selected)) ?? nodes[0];
-      if (!node) throw new Error(`${model.name}: no node drawn to click: ${JSON.stringify(now.items.map((i) => i.label))}`);
+      if (!node) {
+        throw new Error(`${model.name}: no node drawn to click: ${JSON.stringify(now.items.map((i) => i.label))}`);
+      }
       await clickAt(frame, node.id, false);
       await waitFor(async () => (await drawing(frame)).items.find((i) => i.id === node.id)?.selected,
         `a click to select ${node.label}`, 30_000);
@@ -1445,7 +1467,8 @@ try {
           const frame = await front(model.file);
           await frame.locator(body).waitFor({ timeout: 60_000 });
           await frame.locator("body").evaluate(() => window.scrollTo(0, 0));
-          const seen = await useWithMouse(model, frame);
+          const opened = theme === "light" && size === "1400x900" && `matrix-${model.name}-opened`;
+          const seen = await useWithMouse(model, frame, opened);
           await frame.locator("body").evaluate(() => window.scrollTo(0, 0));
           const contrast = await frame.locator("body").evaluate(auditContrast);
           const frameBox = await shownFrame().boundingBox();
