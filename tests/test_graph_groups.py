@@ -307,6 +307,20 @@ def test_a_committed_gpt2_export_keeps_its_scopes_and_draws_no_cycle():
     assert "transformer/h.0" in titles and "transformer/h.0/attn" in titles
 
 
+def test_a_bert_export_keeps_each_layer_whole_with_its_weights_aliases():
+    # TorchScript exports alias every weight through an Identity in its module's scope, all at the top of the
+    # file, ready before any computation: placed eagerly, they made "layer.0 (1/2)" of aliases alone beside
+    # "layer.0 (2/2)" of the layer's arithmetic. Each constant now sits with the node that reads it.
+    graph = _linted(EXPORTS / "ts_bert_tiny.onnx")
+    _assert_well_formed(graph)
+    assert _cycles(graph) == []
+    labels = graph["groupLabel"]
+    for layer in ("layer.0", "layer.1"):
+        assert labels.count(layer) == 1 and not any(label.startswith(f"{layer} (") for label in labels), labels
+    titles = _by_title(graph)
+    assert {"encoder/layer.0/attention/self/query", "encoder/layer.1/output/LayerNorm"} <= set(titles), titles
+
+
 def _deep_mlp(path: Path, layers: int) -> Path:
     """MatMul and Tanh, ``layers`` times: quantized, more nodes than one drawing holds."""
     rng = np.random.default_rng(0)

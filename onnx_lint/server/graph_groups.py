@@ -721,12 +721,17 @@ def _intervals(root: _Group, columns: _Columns) -> None:
         return
     import heapq
 
+    # Constants (a Constant, an Identity or Cast of a weight) wait outside the order and are placed just before
+    # their first reader: ready from the start, they would otherwise fill their scope's first run on their own
+    # and cut it from the nodes they feed (a BERT export's "encoder (1/2)" of nothing but weight aliases).
+    constant = columns.constant_node.tolist()
     followers: list[list[int]] = [[] for _ in range(n)]
     waiting = [0] * n
     for p, r in zip(producers.tolist(), readers.tolist()):
         if p != r:
             followers[p].append(r)
-            waiting[r] += 1
+            if not constant[p]:
+                waiting[r] += 1
     ready: list[list[tuple[int, int]]] = [[] for _ in groups]
     pos = position.tolist()
 
@@ -737,12 +742,13 @@ def _intervals(root: _Group, columns: _Columns) -> None:
             heapq.heappush(ready[g], item)
 
     for node in range(n):
-        if not waiting[node]:
+        if not waiting[node] and not constant[node]:
             push(node)
     placed = bytearray(n)
     ordered: list[int] = []
     here: tuple[int, ...] = ()
-    while len(ordered) < n:
+    computed = n - sum(constant)
+    while len(ordered) < computed:
         chosen = -1
         for g in (*reversed(here), 0):
             heap = ready[g]
@@ -752,15 +758,16 @@ def _intervals(root: _Group, columns: _Columns) -> None:
                 chosen = heapq.heappop(heap)[1]
                 break
         if chosen < 0:  # a cycle in the graph itself (an invalid model): the rest in the groups' order
-            ordered.extend(node for node in order if not placed[node])
+            ordered.extend(node for node in order if not placed[node] and not constant[node])
             break
         placed[chosen] = 1
         ordered.append(chosen)
         here = paths[chosen]
         for r in followers[chosen]:
             waiting[r] -= 1
-            if not waiting[r]:
+            if not waiting[r] and not constant[r]:
                 push(r)
+    ordered = _with_constants(ordered, constant, followers)
     parts: dict[int, list[_Group]] = {}
     root.members = []
     stack: list[tuple[int, _Group]] = []
@@ -786,6 +793,29 @@ def _intervals(root: _Group, columns: _Columns) -> None:
             if piece.kind == "series" and len(pieces) > 1:  # a part of a series: its own count of repeats
                 piece.note = _series_note(piece.members)
     _dissolve(root)
+
+
+def _with_constants(ordered: list[int], constant: list[bool], followers: list[list[int]]) -> list[int]:
+    """``ordered`` (the computed nodes) with each constant node just before the first node that reads it,
+    directly or through other constants (a chain ``Constant -> Cast -> MatMul`` keeps its file order, which
+    is topological); a constant nobody reads goes last."""
+    n = len(constant)
+    at = [n] * n  # where each node sits in ``ordered``; a constant: where its first reader does
+    for i, node in enumerate(ordered):
+        at[node] = i
+    for node in range(n - 1, -1, -1):  # file order is topological: readers come later
+        if constant[node]:
+            at[node] = min((at[r] for r in followers[node]), default=n)
+    before: dict[int, list[int]] = {}
+    for node in range(n):  # in file order
+        if constant[node]:
+            before.setdefault(at[node], []).append(node)
+    result: list[int] = []
+    for i, node in enumerate(ordered):
+        result.extend(before.get(i, ()))
+        result.append(node)
+    result.extend(before.get(n, ()))
+    return result
 
 
 def _dissolve(group: _Group) -> None:
