@@ -391,6 +391,21 @@ def test_end_to_end_in_code_server_open_see_problems_in_the_graph_fix_all(built_
     said = re.fullmatch(line, clicked["line"])
     assert said and abs(float(said[1]) - 100 * hottest["share"]) <= 0.06, clicked["line"]
 
+    # Compare with… the original, with the mouse: offered first, the model's own role and why, the numbers, a
+    # "Precision changed" row that selects its INT8 node (its details say what changed), badges on the graph.
+    compare = seen["compare"]
+    assert compare["offered"][0].startswith("weak.onnx"), compare["offered"]
+    assert compare["direction"].startswith("This model is the twin of weak.onnx (weak.int8-fp16.onnx was quantized "
+                                           "from weak.onnx)"), compare["direction"]
+    assert re.search(r"precision\s+FP32 \d+ → .*INT8 \d+", compare["summary"]), compare["summary"]
+    assert any(k.startswith("Precision changed (") for k in compare["kinds"]), compare["kinds"]
+    assert "FP32 → INT8 (Q/DQ)" in compare["row"], compare["row"]
+    assert compare["details"]["line"] == "Compared: FP32 → INT8 (Q/DQ)", compare["details"]
+    assert compare["row"].split(" ")[1].strip("'") in compare["details"]["title"], compare
+    assert "compared: FP32 → INT8 (Q/DQ)" in compare["details"]["selected"], compare["details"]
+    assert "INT8" in compare["badges"] and compare["legend"], compare
+    assert compare["readable"]["checked"] > 10 and compare["readable"]["text"]["ratio"] >= 4.5, compare["readable"]
+
     # The accuracy target from the settings (onnxLint.quantize.minCosine 0.995, calibrationData, output, target,
     # written to the workspace's .vscode/settings.json while VS Code runs): nothing asked, the report plots the
     # frontier of the builds the search tried and lists them, the costliest node alone (mm4) moved to FP16, and

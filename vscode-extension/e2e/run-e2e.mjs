@@ -900,6 +900,46 @@ try {
   await page.waitForTimeout(300);
   await shot("quantized-sensitivity");
 
+  // Compare the written model with its original, with the mouse: "Compare with…" in its toolbar, the original
+  // picked from the quick pick (offered first: the same folder and name), then the section's numbers, a
+  // "Precision changed" row clicked (its node selected in the graph, its details saying what changed), and the
+  // badges on the graph. Every text of the section keeps 4.5:1 contrast.
+  {
+    const button = written.locator("button#compare-with");
+    await button.scrollIntoViewIfNeeded();
+    const bb = await button.boundingBox();
+    await page.mouse.click(bb.x + bb.width / 2, bb.y + bb.height / 2);
+    const original = page.locator(".quick-input-list .monaco-list-row", { hasText: /^weak\.onnx/ });
+    await original.waitFor({ timeout: 30_000 });
+    result.compare = { offered: await page.locator(".quick-input-list .monaco-list-row").allInnerTexts() };
+    await original.click();
+    const section = written.locator("section#compare");
+    await section.locator(".compare-summary").waitFor({ timeout: 120_000 });
+    result.compare.direction = await section.locator(".compare-direction").innerText();
+    result.compare.summary = await section.locator(".compare-summary").innerText();
+    result.compare.kinds = await section.locator("details.compare-kind > summary").allInnerTexts();
+    const precision = section.locator("details.compare-kind", { hasText: /^Precision changed/ });
+    const summary = precision.locator("summary");
+    const sb = await summary.boundingBox();
+    await page.mouse.click(sb.x + 20, sb.y + sb.height / 2);
+    const row = precision.locator("li.change", { hasText: "INT8" }).first();
+    await row.waitFor({ state: "visible", timeout: 30_000 });
+    result.compare.row = await row.innerText();
+    const link = row.locator("button.change-link");
+    const lb = await link.boundingBox();
+    await page.mouse.click(lb.x + lb.width / 2, lb.y + lb.height / 2);
+    await written.locator("#graph-details p.change-detail").waitFor({ timeout: 60_000 });
+    result.compare.details = { title: await written.locator("#graph-details h3").innerText(),
+      line: await written.locator("#graph-details p.change-detail").innerText(),
+      selected: await written.locator("#graph-layer .item.selected").getAttribute("aria-label") };
+    result.compare.badges = await written.locator("#graph-layer .change-badge text").allTextContents();
+    result.compare.legend = await written.locator("#graph-compare-legend").isVisible();
+    result.compare.readable = await reportContrast(section);
+    step("Compare with… the original: the numbers, a row selects its INT8 node, the graph's badges");
+    await section.evaluate((s) => s.scrollIntoView());
+    await shot("compare-with-original");
+  }
+
   // An accuracy target from the settings, written to the workspace's .vscode/settings.json as a user edits it
   // while VS Code runs (code-server reloads a workspace's settings file live, not the user's):
   // onnxLint.quantize.minCosine, the calibration data and a new output. The outlier model misses the target in
