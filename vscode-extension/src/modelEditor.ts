@@ -8,7 +8,7 @@ import {
   drawable, graphFindings, LspDiagnostic, ModelSummary, OpenGraph, QuantizeShown, renderParts, renderView, toViewDiagnostics,
   ViewDiagnostic, ViewState,
 } from "./viewHtml";
-import { ModelGraph } from "./wholeGraph";
+import { graphDataMessage, ModelGraph } from "./wholeGraph";
 
 interface Described {
   summary: ModelSummary | null;
@@ -193,7 +193,7 @@ export class ModelEditorProvider implements vscode.CustomReadonlyEditorProvider 
       }
       try {
         const data = await wholeGraph;
-        void panel.webview.postMessage({ type: "graphData", graph: data, findings: graphFindings(diagnostics) });
+        void panel.webview.postMessage(graphDataMessage(data, graphFindings(diagnostics)));
         graphPosted = true;
         if (pendingNode) {
           void panel.webview.postMessage({ type: "revealNode", ...pendingNode });

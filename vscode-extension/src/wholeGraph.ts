@@ -5,6 +5,7 @@
 // cut into their repeats, ranges last. A collapsed group is one box; only what is expanded is laid out,
 // so the overview of a 100k-node model is a few dozen boxes.
 import type { ChangeMark } from "./compareHtml";
+import { thousands } from "./words";
 
 export interface GraphColumns {
   path: string;
@@ -43,6 +44,29 @@ export interface ModelGraph {
    * the summed INT8 error at the outputs and the worst output's cosine with FP32 when it alone is INT8.
    */
   int8Error?: Record<string, [number, number]>;
+}
+
+/** The host's message with a model's graph for its view (graphDataMessage). */
+export interface GraphDataMessage {
+  type: "graphData";
+  graph: string; // the ModelGraph as JSON text
+  findings: GraphFinding[];
+}
+
+/**
+ * The graph goes to the view as its JSON text, not as an object: VS Code passes a view's message through the
+ * workbench (JSON) and the webview's host frame (a structured clone read and written again) before the view reads
+ * it. A 100k-node graph is a million values; as one string each of those steps copies it in a few milliseconds,
+ * where reading and writing the values took 80-190 ms on the view's thread alone. The view parses it once
+ * (graphFromMessage).
+ */
+export function graphDataMessage(graph: ModelGraph, findings: GraphFinding[]): GraphDataMessage {
+  return { type: "graphData", graph: JSON.stringify(graph), findings };
+}
+
+/** The graph of a graphData message: its JSON text parsed (an object, as an older host sent it, as it is). */
+export function graphFromMessage(graph: string | ModelGraph): ModelGraph {
+  return typeof graph === "string" ? JSON.parse(graph) as ModelGraph : graph;
 }
 
 /** Where the INT8 error share of a node changes its colour: below 1%, 1–5%, 5–15%, 15–35%, 35% and more. */
@@ -169,12 +193,11 @@ export class GraphIndex {
     return this.columns.nodeOp.length;
   }
 
-  /** Each group's key (groupKey), made once: drawing looks one up per group and per node on every layout. */
-  keys(): string[] {
-    if (!this.groupKeys) {
-      this.groupKeys = Array.from({ length: this.groups }, (_, g) => groupKey(this.graph, this.columns, g));
-    }
-    return this.groupKeys;
+  /** A group's key (groupKey), made once, when first asked for: drawing asks on every layout, for each group it
+   * draws or looks up in what is expanded (most groups of a 100k-node model are inside a collapsed one: never). */
+  key(group: number): string {
+    this.groupKeys ??= new Array<string>(this.groups);
+    return this.groupKeys[group] ??= groupKey(this.graph, this.columns, group);
   }
 
   tensorId(name: string): number | undefined {
@@ -316,9 +339,12 @@ export class GraphIndex {
     if (sorted === undefined) {
       const counts = new Int32Array(this.columns.ops.length);
       const met: number[] = [];
-      for (const i of this.groupNodes(group)) {
-        if (counts[this.columns.nodeOp[i]]++ === 0) {
-          met.push(this.columns.nodeOp[i]);
+      const nodes = this.groupNodes(group);
+      const nodeOp = this.columns.nodeOp;
+      for (let k = 0; k < nodes.length; k++) {
+        const op = nodeOp[nodes[k]];
+        if (counts[op]++ === 0) {
+          met.push(op);
         }
       }
       sorted = met.map((op): [number, number] => [op, counts[op]]).sort((a, b) => b[1] - a[1]);
@@ -331,7 +357,7 @@ export class GraphIndex {
   /** "layers.0–31 (32 × 27 nodes)", "self_attn (42 nodes)": a group as its frame and its box say it. */
   groupSizeText(group: number): string {
     const c = this.columns;
-    return c.groupNote[group] || `${c.groupSize[group].toLocaleString("en")} node${c.groupSize[group] === 1 ? "" : "s"}`;
+    return c.groupNote[group] || `${thousands(c.groupSize[group])} node${c.groupSize[group] === 1 ? "" : "s"}`;
   }
 }
 
@@ -608,12 +634,15 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
     // Each group: -1 when it and every group around it are expanded (drawn as a frame), else the
     // outermost collapsed group holding it (drawn as one box). Parents are numbered first.
     const shown = new Int32Array(index.groups);
-    const keys = index.keys();
-    const key = (g: number) => keys[g];
+    const key = (g: number) => index.key(g);
     const within = (g: number) => (g >= 0 ? key(g) : parent);
-    const repId = (i: number) => (rep[i] >= 0 ? keys[rep[i]] : nodeId(graph, i));
+    const repId = (i: number) => (rep[i] >= 0 ? key(rep[i]) : nodeId(graph, i));
+    // The loops below run over every group, node and input of the graph on each layout, once each, so mostly before
+    // the engine has compiled them: what they read is taken into locals first.
+    const { groupParent, nodeGroup, inputs, inputEnd } = c;
+    const { weight, producer, isInput, size } = index;
     for (let g = 0; g < index.groups; g++) {
-      const up = c.groupParent[g];
+      const up = groupParent[g];
       shown[g] = up >= 0 && shown[up] !== -1 ? shown[up] : expanded.has(key(g)) ? -1 : g;
       if (shown[g] === -1) {
         clusters.push({ id: key(g), label: `${c.groupLabel[g]} (${index.groupSizeText(g)})`, parent: within(up) });
@@ -623,8 +652,8 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
           int8Share: index.groupInt8Share(g), changes: index.groupChanges?.[g] || undefined });
       }
     }
-    for (let i = 0; i < index.size; i++) {
-      const g = c.nodeGroup[i];
+    for (let i = 0; i < size; i++) {
+      const g = nodeGroup[i];
       if (g >= 0 && shown[g] !== -1) {
         rep[i] = shown[g];
         continue;
@@ -660,21 +689,21 @@ export function visibleGraph(whole: WholeGraph, expanded: ReadonlySet<string>): 
       }
     }
     let start = 0;
-    for (let i = 0; i < index.size; i++) {
-      const end = c.inputEnd[i];
+    for (let i = 0; i < size; i++) {
+      const end = inputEnd[i];
       for (let k = start; k < end; k++) {
-        const t = c.inputs[k];
-        if (t < 0 || index.weight[t]) {
+        const t = inputs[k];
+        if (t < 0 || weight[t]) {
           continue;
         }
-        const from = index.producer[t];
+        const from = producer[t];
         if (from >= 0) {
           if (rep[from] >= 0 && rep[from] === rep[i]) {
             continue;  // inside one collapsed group: no edge
           }
           addEdge(repId(from), repId(i), c.tensors[t], index.tensorSeverity.get(t), false, index.shape(t),
             index.declared.get(t));
-        } else if (index.isInput[t]) {
+        } else if (isInput[t]) {
           addEdge(`${graph}:in${t}`, repId(i), c.tensors[t], index.tensorSeverity.get(t), false, index.shape(t),
             index.declared.get(t));
         }

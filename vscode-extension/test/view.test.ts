@@ -11,7 +11,7 @@ import { frontierHtml, safeSvg } from "../src/reportHtml";
 import { GRAPH_SHARE, shareAfterKey } from "../src/graphSplit";
 import { findingPattern, groupFindings, renderView, toViewDiagnostics, wholeGraphSection } from "../src/viewHtml";
 import { ModelGraph, WholeGraph } from "../src/wholeGraph";
-import { count, SEARCH_SHOWN, searchSummary } from "../src/words";
+import { count, SEARCH_SHOWN, searchSummary, thousands } from "../src/words";
 
 const ROOT = path.join(__dirname, "..", "..");
 
@@ -198,6 +198,17 @@ test("counts are said in the singular and the plural, and a capped search says h
   assert.equal(searchSummary(12, 12), "12 matches");
   assert.equal(searchSummary(0, 0), "No node or tensor matches");
   assert.equal(searchSummary(SEARCH_SHOWN, 25_000), "50 of 25,000 matches shown");
+});
+
+test("whole numbers are written as toLocaleString(\"en\") writes them, without Intl", () => {
+  const numbers = [0, -0, 1, -1, 999, 1000, -1000, 12_345, 100_000, 1_234_567, -9_876_543_210, Number.MAX_SAFE_INTEGER,
+    -Number.MAX_SAFE_INTEGER, 1.5, 1e21, Number.NaN, Number.POSITIVE_INFINITY];
+  for (let n = -20_000; n <= 2_000_000; n += 997) {
+    numbers.push(n);
+  }
+  for (const n of numbers) {
+    assert.equal(thousands(n), n.toLocaleString("en"), String(n));
+  }
 });
 
 /** The residual MLP chain as the server sends it (benchmarks/models.py mlp_chain): MatMul, Add, Relu, Add per layer. */

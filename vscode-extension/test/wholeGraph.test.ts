@@ -4,8 +4,8 @@ import { test } from "node:test";
 import { layoutVisible } from "../src/graphLayout";
 import { drawable, renderView, ViewDiagnostic } from "../src/viewHtml";
 import {
-  describeItem, edgeShapeText, GraphColumns, groupKey, int8ErrorText, int8Level, ModelGraph, nodeId, shapeLabel,
-  sharePercent, TensorValues, valuesPreview, valuesSummary, visibleGraph, WholeGraph,
+  describeItem, edgeShapeText, GraphColumns, graphDataMessage, graphFromMessage, groupKey, int8ErrorText, int8Level,
+  ModelGraph, nodeId, shapeLabel, sharePercent, TensorValues, valuesPreview, valuesSummary, visibleGraph, WholeGraph,
 } from "../src/wholeGraph";
 
 const NO_GROUPS = { groupParent: [], groupKind: [], groupLabel: [], groupNote: [], groupTitle: [], groupSize: [] };
@@ -113,6 +113,22 @@ test("a 100k-node graph opens as a few dozen groups; expanding the path to a nod
   const laid = layoutVisible(opened);  // what the worker does: a few hundred boxes, not 100k
   assert.ok(laid.boxes[nodeId(0, 76543)].width > 0);
   assert.equal(laid.edges.length, opened.edges.length);
+});
+
+test("the host sends the graph as its JSON text, which the view reads back as the same graph", () => {
+  const model: ModelGraph = { graphs: [ranges(chain(1_000))], nodes: 1_000, int8Error: { mm0: [0.25, 0.99] } };
+  const findings = [{ index: 0, code: "OL001", severity: "error" as const, path: "graph/node[7]" }];
+  const message = graphDataMessage(model, findings);
+  assert.equal(message.type, "graphData");
+  assert.equal(typeof message.graph, "string");  // one string to copy, not a million values to clone
+  assert.equal(message.findings, findings);
+  assert.deepEqual(graphFromMessage(message.graph), model);
+  assert.equal(graphFromMessage(model), model);  // an object, as an older host sent it
+  const drawn = (m: ModelGraph) => {
+    const whole = new WholeGraph(m, findings);
+    return visibleGraph(whole, new Set(whole.pathTo(0, 7)));
+  };
+  assert.deepEqual(drawn(graphFromMessage(message.graph)), drawn(model));
 });
 
 test("scopes and a series of layers: one box each, a frame when expanded, and a wrapping scope opens by itself", () => {

@@ -53,6 +53,19 @@ async function startWorker(url: string): Promise<Worker> {
   return new Worker(URL.createObjectURL(new Blob([source], { type: "text/javascript" })));
 }
 
+/** A task of its own for what follows, so that the page can paint and take input in between: a MessageChannel
+ * message, which a hidden page does not hold back the way it holds back timers. */
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(undefined);
+  });
+}
+
 /** How "Show in graph" and the first selection on open bring a node into view: whether the drawing takes the
  * keyboard focus, and whether it centres the node always or only when the node is out of sight. */
 interface RevealOptions {
@@ -101,6 +114,9 @@ export class GraphCanvas {
     if (started !== undefined) {
       this.started = started;
     }
+    // Three long steps for a 100k-node graph, each a task of its own (not one frame for all): the message read
+    // (its JSON parsed), the graph indexed, what to draw found.
+    await nextTask();
     this.whole = new WholeGraph(model, findings);
     this.whole.placeChanges(this.changes);  // a comparison outlives a re-lint of the model
     byId<HTMLElement>("graph-int8-legend").hidden = !this.whole.hasInt8Error;  // a model quantize wrote
@@ -114,6 +130,7 @@ export class GraphCanvas {
       first?.open.forEach((key) => this.expanded.add(key));
     }
     byId<HTMLElement>("graph-status").textContent = `${count(model.nodes, "node")} in ${count(model.graphs.length, "graph")}`;
+    await nextTask();
     await this.relayout(opening);  // fit the first time; later (a fix, a change) keep the place
     if (first) {
       // The keyboard stays where VS Code put it; the view moves only if the node is out of sight.
@@ -177,6 +194,7 @@ export class GraphCanvas {
           this.timings.firstPaint = performance.now() - this.started;
           this.timings.items = visible.items.length;
           this.viewport.dataset.firstPaintMs = this.timings.firstPaint.toFixed(0);
+          this.viewport.dataset.layoutMs = (this.timings.layoutMs ?? 0).toFixed(0);
         });
       }
       this.afterLayout?.();

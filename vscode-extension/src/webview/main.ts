@@ -2,7 +2,7 @@
 // the page's text parts and sends them as HTML; this script swaps them in, turns clicks and keys into
 // messages for the host, and runs the whole-graph view, whose state (layout, zoom, selection) lives here
 // so that a re-render of the rest of the page keeps it.
-import { ChangeMark, GraphFinding, ModelGraph } from "../wholeGraph";
+import { ChangeMark, GraphFinding, graphFromMessage, ModelGraph } from "../wholeGraph";
 import { GraphCanvas, NodeDetails } from "./graphCanvas";
 import { PageLayout, ViewPrefs } from "./pageLayout";
 
@@ -143,7 +143,8 @@ window.addEventListener("message", (event: MessageEvent) => {
     autofocus();
   } else if (message.type === "graphData" && canvas) {
     findings = message.findings as GraphFinding[];
-    void canvas.setData(message.graph as ModelGraph, findings, message.requested as number | undefined)
+    void canvas.setData(graphFromMessage(message.graph as string | ModelGraph), findings,
+      message.requested as number | undefined)
       .then(() => {
         if (typeof message.reveal === "number") {
           void reveal(message.reveal);
