@@ -59,10 +59,17 @@ def graph_structure(scope: GraphScope, ctx: LintContext | None = None) -> dict[s
         extend(node.output)
         end_out(len(names))
     declared = [v.name for v in graph.input] + [v.name for v in graph.output]
-    tensors = dict.fromkeys(_text(n) for n in [*names, *declared] if n)
+    # Names are interned in C (dict.fromkeys, map); protobuf gives bytes for a name that is not valid UTF-8,
+    # and only then is each name decoded in Python.
+    tensors = dict.fromkeys(names)
+    tensors.update(dict.fromkeys(declared))
+    if set(map(type, tensors)) - {str}:
+        names = [_text(n) for n in names]
+        tensors = dict.fromkeys(_text(n) for n in [*names, *declared])
+    tensors.pop("", None)  # an omitted optional input
     index = {name: i for i, name in enumerate(tensors)}
     index[""] = -1
-    ids = [index[_text(n)] for n in names]
+    ids = list(map(index.__getitem__, names))
     # Split the one list back into each node's inputs and outputs.
     inputs: list[int] = []
     outputs: list[int] = []
