@@ -46,11 +46,17 @@ def _mlp(path: Path) -> Path:
     return path
 
 
+def _fixed_twin(model: onnx.ModelProto, folder: Path, stem: str) -> tuple[Path, Path]:
+    """``stem.onnx`` and ``stem.fixed.onnx``, the second as ``onnx-lint check --fix`` rewrote it."""
+    before, after = folder / f"{stem}.onnx", folder / f"{stem}.fixed.onnx"
+    onnx.save(model, before)
+    onnx.save(model, after)
+    assert run_process("check", "--fix", str(after), cwd=folder).code == 0
+    return before, after
+
+
 def test_fix_changes_one_declaration_and_nothing_else(tmp_path):
-    before, after = tmp_path / "model.onnx", tmp_path / "model.fixed.onnx"
-    onnx.save(defects.stale_rank0_output(), before)
-    onnx.save(defects.stale_rank0_output(), after)
-    assert run_process("check", "--fix", str(after), cwd=tmp_path).code == 0
+    before, after = _fixed_twin(defects.stale_rank0_output(), tmp_path, "model")
     code, out, _err = _compare(before, after)
     assert code == 0
     assert "Declarations changed (1)\n  output 'Y': float → float[3, 5]" in out
@@ -145,10 +151,7 @@ def test_unreadable_model_names_the_file(tmp_path):
 
 
 def test_a_declaration_inside_a_branch_says_which_graph(tmp_path):
-    before, after = tmp_path / "if.onnx", tmp_path / "if.fixed.onnx"
-    onnx.save(defects.if_branch_stale(), before)
-    onnx.save(defects.if_branch_stale(), after)
-    assert run_process("check", "--fix", str(after), cwd=tmp_path).code == 0
+    before, after = _fixed_twin(defects.if_branch_stale(), tmp_path, "if")
     code, out, _err = _compare(before, after)
     assert code == 0
     assert "output 'then_out' in graph/node[0]/then_branch: float → float[batch, 4]" in out
