@@ -124,11 +124,13 @@ def _run_jobs(jobs: list[Job], requested: int) -> list:
             results[i] = hit
     workers = requested if requested > 0 else (os.cpu_count() or 1)
     workers = max(1, min(workers, len(misses)))
-    if len(misses) < 2:
+    if not misses:
         return _lint(jobs, misses, workers, results)
     from onnx_lint.engines.warm_children import kept_warm
 
-    with kept_warm():  # many models: each process keeps its sandboxed children warm (engines/warm_children.py)
+    # Each process keeps its sandboxed children warm (engines/warm_children.py): across many models, and
+    # within one, where the runtime probe runs in the child that ONNX Runtime's load check started.
+    with kept_warm():
         return _lint(jobs, misses, workers, results)
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
-from onnx_lint.engines.ort_load_check import runtime_refusal_to_ask
+from onnx_lint.engines.ort_load_check import SESSION_LABEL, runtime_refusal_to_ask
 from onnx_lint.engines.sandbox import MEMORY_CAP_BYTES, run_child, signal_name
 from onnx_lint.model.load import LoadedModel
 from onnx_lint.model.shapes import Dim, TensorInfo
@@ -197,7 +197,7 @@ def probe(loaded: LoadedModel, outputs: list[str], timeout: float = TIMEOUT_S) -
     if isinstance(made, str):
         return ProbeResult({}, made)
     runs, dims = made
-    done = run_child(_CHILD, {"outputs": outputs, "runs": runs}, loaded.data, label="runtime-probe",
+    done = run_child(_CHILD, {"outputs": outputs, "runs": runs}, loaded.data, label=SESSION_LABEL,
                      timeout=timeout)
     if done.timed_out:
         return ProbeResult({}, f"the run did not finish within its budget of {timeout:.3g} s", expired=True)

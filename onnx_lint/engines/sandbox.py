@@ -117,7 +117,7 @@ def run_child(program: str, request: object, payload: bytes = b"", *, timeout: f
               reusable: bool = True) -> ChildOutcome:
     """Run ``program`` in a sandboxed child (see the module's docstring) and wait at most ``timeout`` s.
 
-    ``label`` is a fixed word (``runtime-probe``, ``quantize-validation``) that follows ``CHILD_MARK`` in the
+    ``label`` is a fixed word (``runtime-session``, ``quantize-validation``) that follows ``CHILD_MARK`` in the
     child's argv, so that ``ps`` (and a test) can tell our children apart; no request data goes there.
     ``memory`` is the address-space cap in bytes: ``MEMORY_CAP_BYTES`` unless the caller documents its own
     (quantize's validation holds two models and their outputs; 0: no cap). ``cancelled`` is polled while

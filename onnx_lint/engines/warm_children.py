@@ -1,9 +1,10 @@
-"""Sandboxed children kept warm across requests, for runs over many models.
+"""Sandboxed children kept warm across requests, for runs over many models and for one model's requests.
 
 A fresh child pays for a Python start and for importing onnxruntime (and sympy, for the symbolic
 engine): 0.2-1 s, against a few milliseconds for asking ONNX Runtime about a one-node model. A folder
 of small models (a fixture repository, a model zoo, ONNX's conformance cases) would spend nearly all
-its time there. Within ``kept_warm`` (the CLI's check of more than one file), each request goes
+its time there, and one model whose load check and runtime probe both ask ONNX Runtime would pay it
+twice. Within ``kept_warm`` (the CLI's check), each request goes
 to an idle child of the same label and memory cap, started the way ``sandbox.run_child`` starts one and
 bounded the same way:
 
