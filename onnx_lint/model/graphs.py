@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from itertools import chain, repeat
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 
 import onnx
 
