@@ -289,7 +289,7 @@ class ShapeOracle:
 
         self._symbolic = {}
         early, self._symbolic_early = self._symbolic_early, None
-        result = run_symbolic_budgeted(self._symbolic_input(), budget_s, early=early)
+        result = run_symbolic_budgeted(self._symbolic_input, budget_s, early=early)
         if isinstance(result, SymbolicFailure):
             self.notes.append(EngineNote(Engine.ORT_SYMBOLIC, result.message))
             if result.expired:

@@ -37,17 +37,18 @@ class SymbolicFailure:
     expired: bool = False
 
 
-def run_symbolic_budgeted(model: onnx.ModelProto, budget_s: float,
+def run_symbolic_budgeted(model: Callable[[], onnx.ModelProto], budget_s: float,
                           cancelled: Callable[[], bool] | None = None,
                           early: EarlyChild | None = None) -> onnx.ModelProto | SymbolicFailure:
-    """``run_symbolic_inference(model)`` in a child killed after ``budget_s`` seconds; ``early``: the child
-    ``start_early`` started on this model, whose budget counts from its start."""
+    """``run_symbolic_inference(model())`` in a child killed after ``budget_s`` seconds; ``early``: the child
+    ``start_early`` started on this model, whose budget counts from its start (then ``model`` is only
+    called, and its copy made, if that child gave no answer)."""
     missing = _missing_engine()
     if missing is not None:
         return SymbolicFailure(missing)
     outcome = early.outcome(budget_s, cancelled) if early is not None else None
     if outcome is None:
-        outcome = run_in_child(_TARGET, model.SerializeToString(), budget_s, cancelled)
+        outcome = run_in_child(_TARGET, model().SerializeToString(), budget_s, cancelled)
     if outcome.payload is None:
         return SymbolicFailure(outcome.reason, outcome.expired)
     kind, body = outcome.payload[:1], outcome.payload[1:]
