@@ -83,24 +83,25 @@ def test_an_abandoned_child_is_stopped_at_once():
     assert _reaped(call)
 
 
-_IDLE_CORE = forked.idle_core
+_ROOM_FOR_CHILD = forked.room_for_child
 EXTERNAL = 40  # nodes, and external tensors, in the test chain; the threshold is lowered to it
 
 
 @pytest.fixture(autouse=True)
 def _small_threshold(monkeypatch):
     monkeypatch.setattr(prefetch, "PREFETCH_MIN_ENTRIES", EXTERNAL)
-    monkeypatch.setattr(forked, "idle_core", lambda: True)  # however busy the test machine is
+    monkeypatch.setattr(forked, "room_for_child", lambda: True)  # however busy the test machine is
 
 
 def test_no_child_overlaps_work_when_every_core_is_busy(tmp_path, monkeypatch, spawned):
-    """A child started to overlap work only adds the fork's cost when it must take turns with this process."""
-    monkeypatch.setattr(forked, "idle_core", _IDLE_CORE)
+    """A child started to overlap work only adds the fork's cost when it must take turns with this process: with
+    a busy loop on every core, more tasks are runnable than there are cores."""
+    monkeypatch.setattr(forked, "room_for_child", _ROOM_FOR_CHILD)
     path = _chain(tmp_path / "chain.onnx")
     loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in os.sched_getaffinity(0)]
     try:
         time.sleep(0.3)
-        assert not forked.idle_core()
+        assert not forked.room_for_child()
         assert prefetch.prefetch_inference(read_unvalidated(path)) is None and not spawned
         assert _findings(path) == []  # inference ran in this process
     finally:

@@ -179,10 +179,10 @@ class ForkedFullCheck:
 
     @classmethod
     def start(cls, data: bytes, external_paths: list[str] | None) -> ForkedFullCheck | None:
-        """Both children started; ``None`` where forking is unavailable or no core is idle to run them
-        (``forked.idle_core``: taking turns with this process, they would only add the fork's cost).
+        """Both children started; ``None`` where forking is unavailable or the machine has no room for
+        them (``forked.room_for_child``: taking turns with this process, they would only add the fork's cost).
         ``external_paths``: as for ``full_checker_error``."""
-        if not forked.idle_core():
+        if not forked.room_for_child():
             return None
         structure = ForkedCall.start(partial(_full_check_part, data, external_paths, inference=False))
         if structure is None:

@@ -309,12 +309,12 @@ class ShapeOracle:
 
     def start_symbolic_early(self) -> None:
         """Start the symbolic engine now where it will almost surely be asked (``symbolic.start_early``): a
-        small main graph holding operators of a domain ONNX has no schemas for, while a core is idle. A lint
-        that never asks stops it (``stop_early_engines``)."""
-        from onnx_lint.engines.forked import idle_core
+        small main graph holding operators of a domain ONNX has no schemas for, where the machine has room
+        for the child (``forked.room_for_child``). A lint that never asks stops it (``stop_early_engines``)."""
+        from onnx_lint.engines.forked import room_for_child
         from onnx_lint.engines.symbolic import start_early
 
-        if self._symbolic is not None or self._symbolic_early is not None or not idle_core():
+        if self._symbolic is not None or self._symbolic_early is not None or not room_for_child():
             return
         self._symbolic_early = start_early(self._symbolic_input())
 

@@ -28,9 +28,9 @@ _PREFETCHED: dict[int, tuple[weakref.ref, Prefetch]] = {}
 
 
 def worth_forking(graph: onnx.GraphProto) -> bool:
-    """Whether a main graph is large enough that a forked child overlaps more than the fork costs, and a
-    core is idle to run it (``forked.idle_core``)."""
-    return len(graph.node) + len(graph.initializer) >= PREFETCH_MIN_ENTRIES and forked.idle_core()
+    """Whether a main graph is large enough that a forked child overlaps more than the fork costs, and the
+    machine has room for the child (``forked.room_for_child``)."""
+    return len(graph.node) + len(graph.initializer) >= PREFETCH_MIN_ENTRIES and forked.room_for_child()
 
 
 def prefetch_inference(loaded: LoadedModel) -> Prefetch | None:
