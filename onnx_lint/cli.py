@@ -94,6 +94,7 @@ def run() -> NoReturn:
     multiprocessing helpers end through the normal exit, and a run under coverage, which saves its
     data at exit, leave the normal way.
     """
+    _collect_garbage_less_often()
     code = main()
     if "coverage" in sys.modules or sys.argv[1:2] == ["server"]:
         sys.exit(code)
@@ -105,6 +106,23 @@ def run() -> NoReturn:
         except ValueError:  # closed already: nothing is left to write
             pass
     os._exit(code)
+
+
+def _collect_garbage_less_often() -> None:
+    """Raise the cycle collector's first threshold from 700 to 200,000 new containers, before any import.
+
+    A lint builds millions of short-lived lists, tuples and dicts (a node scan, name sets, tables),
+    nearly all freed by reference counting; at the default threshold the collector still ran 200-275
+    times in one check of a 100k-node model, each older generation's pass walking every object the
+    imports left: 0.03-0.16 s of the run's CPU (0.12-0.16 s on the 50k-tensor external-data chain).
+    Cycles are still collected, 200,000 allocations apart. mypy sets the same thresholds for the
+    same reason.
+    """
+    import gc
+    import platform
+
+    if platform.python_implementation() == "CPython":
+        gc.set_threshold(200_000, 30, 30)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
