@@ -120,6 +120,10 @@ class ShapeOracle:
         self.paths = self.loaded.scope_paths
         if is_prefetched(self.loaded):
             self._listing_order()  # while the child still infers
+        elif len(self.loaded.model.graph.value_info):
+            # The declarations look each entry up: the order (~20 ms on 100k nodes) spares them the table
+            # of every name (~50 ms) that the first lookup would build.
+            self._listing_order()
         started = time.perf_counter()
         with timings.step(timings.ONNX_INFERENCE):
             inferred = collect_prefetched_inference(self.loaded)
