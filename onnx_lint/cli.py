@@ -109,7 +109,7 @@ def run() -> NoReturn:
 
 
 def _collect_garbage_less_often() -> None:
-    """Raise the cycle collector's first threshold from 700 to 200,000 new containers, before any import.
+    """Raise the cycle collector's first threshold from 700 to 200,000 new containers, before onnx is imported.
 
     A lint builds millions of short-lived lists, tuples and dicts (a node scan, name sets, tables),
     nearly all freed by reference counting; at the default threshold the collector still ran 200-275

@@ -213,7 +213,7 @@ def recording(*args):
     return call
 checker_errors.ForkedFullCheck.start = recording
 fixer.worth_forking = lambda graph: True  # every model counts as large: the full checks run in a forked child
-forked.room_for_child = lambda: True  # and a core is free for them, however busy the test machine is
+forked.room_for_child = lambda: True  # and the machine has room for them, however busy it is
 code = cli.main(["check", "--no-cache", "--jobs", "1", "--fix", sys.argv[1]])
 sys.stderr.write(f"forked={started}\n")
 sys.exit(code)

@@ -4,9 +4,8 @@ A fresh child pays for a Python start and for importing onnxruntime (and sympy, 
 engine): 0.2-1 s, against a few milliseconds for asking ONNX Runtime about a one-node model. A folder
 of small models (a fixture repository, a model zoo, ONNX's conformance cases) would spend nearly all
 its time there, and one model whose load check and runtime probe both ask ONNX Runtime would pay it
-twice. Within ``kept_warm`` (the CLI's check), each request goes
-to an idle child of the same label and memory cap, started the way ``sandbox.run_child`` starts one and
-bounded the same way:
+twice. Within ``kept_warm`` (the CLI's check), each request goes to an idle child of the same label
+and memory cap, started the way ``sandbox.run_child`` starts one and bounded the same way:
 
 - it dies with this process (the bootstrap's death signal), and runs in its own process group;
 - its address-space cap is fixed at start (the label's cap, never the model's size);
