@@ -6,7 +6,7 @@
 // view shows it twice: a section of grouped lists (each row selects its node in the graph, or opens the other
 // model's view where the node is only there), and marks on the graph's nodes (`compareMarks`).
 import { escapeHtml } from "./html";
-import { count } from "./words";
+import { count, thousands } from "./words";
 
 export type NodeChangeKind = "precision" | "kept" | "rewritten" | "removed" | "added";
 
@@ -94,7 +94,7 @@ function size(bytes: number): string {
 }
 
 function precisionText(counts: Record<string, number>): string {
-  const parts = Object.entries(counts).map(([name, n]) => `${name} ${n.toLocaleString("en")}`);
+  const parts = Object.entries(counts).map(([name, n]) => `${name} ${thousands(n)}`);
   return parts.join(", ") || "unknown";
 }
 
@@ -157,7 +157,7 @@ export function compareRows(result: Comparison): CompareRow[] {
 
 function opsText(ops: Comparison["ops"]): string {
   const moved = ops.slice(0, 6).map(([op, before, after]) =>
-    `${after > before ? "+" : "−"}${Math.abs(after - before).toLocaleString("en")} ${op}`);
+    `${after > before ? "+" : "−"}${thousands(Math.abs(after - before))} ${op}`);
   const more = ops.length - moved.length;
   return moved.length ? ` (${moved.join(", ")}${more > 0 ? `, ${count(more, "more op type")}` : ""})` : "";
 }
@@ -175,9 +175,9 @@ function listSection(title: string, total: number, items: string[], command: str
   if (!total) {
     return "";
   }
-  const more = total > items.length ? `<li class="more">… and ${(total - items.length).toLocaleString("en")} more: ` +
+  const more = total > items.length ? `<li class="more">… and ${thousands(total - items.length)} more: ` +
     `<code>${escapeHtml(command)}</code> lists them all</li>` : "";
-  return `<details class="compare-kind"><summary>${escapeHtml(title)} (${total.toLocaleString("en")})</summary>` +
+  return `<details class="compare-kind"><summary>${escapeHtml(title)} (${thousands(total)})</summary>` +
     `<ul>${items.join("")}${more}</ul></details>`;
 }
 
@@ -204,7 +204,7 @@ export function renderCompare(shown: CompareShown, file: string): string {
   const retyped = Object.entries(result.weightsRetyped).map(([types, n]) =>
     `<dt>weights retyped</dt><dd>${escapeHtml(count(n, "initializer"))} ${escapeHtml(types)}</dd>`).join("");
   const summary = `<dl class="compare-summary">` +
-    `<dt>nodes</dt><dd>${before.nodes.toLocaleString("en")} → ${after.nodes.toLocaleString("en")}${escapeHtml(opsText(result.ops))}</dd>` +
+    `<dt>nodes</dt><dd>${thousands(before.nodes)} → ${thousands(after.nodes)}${escapeHtml(opsText(result.ops))}</dd>` +
     `<dt>weights</dt><dd>${size(before.weightBytes)} → ${size(after.weightBytes)}</dd>` +
     `<dt>precision</dt><dd>${escapeHtml(precisionText(before.precision))} → ${escapeHtml(precisionText(after.precision))}</dd>` +
     `${retyped}</dl>`;

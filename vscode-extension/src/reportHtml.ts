@@ -3,6 +3,7 @@
 // output, the INT8 coverage with the nodes kept out of INT8 and why, the sensitivity, the frontier, how the model
 // was made, and the raw JSON behind a disclosure (never dumped on the page).
 import { escapeHtml } from "./html";
+import { count as plural, thousands } from "./words";
 
 export type Report = Record<string, unknown>;
 
@@ -36,10 +37,6 @@ function str(value: unknown): string | undefined {
   return typeof value === "string" && value ? value : undefined;
 }
 
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n.toLocaleString("en")} ${n === 1 ? one : many}`;
-}
-
 export function formatValue(value: unknown): string {
   if (value === null || value === undefined) {
     return "—";
@@ -71,7 +68,7 @@ export function cosineText(value: unknown): string {
 
 function count(value: unknown): string {
   const n = num(value);
-  return n === undefined ? "—" : n.toLocaleString("en");
+  return n === undefined ? "—" : thousands(n);
 }
 
 /** A number of multiply-accumulates as the CLI's summary writes it: 1.23M, 640. */
@@ -504,7 +501,7 @@ function rawJsonHtml(report: Report): string {
   const json = JSON.stringify(report, null, 2);
   const cut = json.length > RAW_JSON_LIMIT;
   return `<details class="raw-report"><summary>The whole report as JSON</summary>` +
-    (cut ? `<p class="hint">The first ${RAW_JSON_LIMIT.toLocaleString("en")} of ${json.length.toLocaleString("en")} ` +
+    (cut ? `<p class="hint">The first ${thousands(RAW_JSON_LIMIT)} of ${thousands(json.length)} ` +
       "characters (onnx-lint quantize --report FILE writes it whole).</p>" : "") +
     `<pre class="report-json"><code>${escapeHtml(cut ? json.slice(0, RAW_JSON_LIMIT) : json)}</code></pre></details>`;
 }

@@ -7,7 +7,7 @@ import { compareLegend, CompareShown, renderCompare } from "./compareHtml";
 import { renderReport, Report } from "./reportHtml";
 import { GraphFinding, INT8_LEVELS } from "./wholeGraph";
 import { GRAPH_SHARE } from "./graphSplit";
-import { count } from "./words";
+import { count, thousands } from "./words";
 
 export { escapeHtml } from "./html";
 
@@ -208,10 +208,10 @@ function groupRow(state: ViewState, write: string, group: FindingGroup): string 
   const n = group.members.length;
   return `<li class="${group.severity} group" data-group="${escapeHtml(group.key)}" data-count="${n}">` +
     `<span class="severity" title="${SEVERITY_WORD[group.severity]}">${SEVERITY_WORD[group.severity]}</span> ` +
-    `<span class="code">${escapeHtml(group.code)} × ${n.toLocaleString("en")}</span> ` +
+    `<span class="code">${escapeHtml(group.code)} × ${thousands(n)}</span> ` +
     `<span class="message">${escapeHtml(group.pattern)}</span><span class="actions">${show}` +
     `<button class="secondary show-all" data-action="toggleGroup" aria-expanded="false"` +
-    ` title="List each of these ${escapeHtml(count(n, "finding"))}">Show all ${n.toLocaleString("en")}</button></span></li>` +
+    ` title="List each of these ${escapeHtml(count(n, "finding"))}">Show all ${thousands(n)}</button></span></li>` +
     group.members.map((i) => findingRow(state, write, i, group.key)).join("");
 }
 

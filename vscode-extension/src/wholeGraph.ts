@@ -729,7 +729,7 @@ export function describeItem(item: Item, whole: WholeGraph): string {
   const notes = (item.severity ? `, ${item.severity === "info" ? "note" : item.severity} here` : "") +
     (item.int8Share === undefined ? "" : `, ${sharePercent(item.int8Share)} of the INT8 error`) +
     (item.change ? `, compared: ${item.change.detail}` : "") +
-    (item.changes ? `, ${item.changes.toLocaleString("en")} changed` : "");
+    (item.changes ? `, ${thousands(item.changes)} changed` : "");
   if (item.kind === "block") {
     return `group ${item.lines[0]}, ${item.lines[1]}: ${item.lines[2]}${notes}, collapsed`;
   }
@@ -810,12 +810,12 @@ export function valuesPreview(v: TensorValues, all = false): string | undefined 
 /** "float32 24 · 24 values · range -2 … 1.2e+05": a constant's type, size and range, in one line. */
 export function valuesSummary(v: TensorValues): string {
   const dims = v.dims.length ? v.dims.join("×") : "scalar";
-  const parts = [`${v.dtype} ${dims}`, `${v.count.toLocaleString("en")} value${v.count === 1 ? "" : "s"}`];
+  const parts = [`${v.dtype} ${dims}`, `${thousands(v.count)} value${v.count === 1 ? "" : "s"}`];
   if (v.min !== undefined && v.max !== undefined) {
     parts.push(v.min === v.max ? `all ${v.min}` : `range ${v.min} … ${v.max}`);
   }
   if (v.nonFinite) {
-    parts.push(`${v.nonFinite.toLocaleString("en")} not finite`);
+    parts.push(`${thousands(v.nonFinite)} not finite`);
   }
   if (v.note) {
     parts.push(v.note);

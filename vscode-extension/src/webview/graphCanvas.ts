@@ -8,7 +8,7 @@ import {
   visibleGraph, WholeGraph,
 } from "../wholeGraph";
 import { EDGE_LABEL_ZOOM, edgeShapeText, PREVIEW_VALUES, TensorValues, valuesPreview, valuesSummary } from "../wholeGraph";
-import { count, SEARCH_SHOWN, searchSummary } from "../words";
+import { count, SEARCH_SHOWN, searchSummary, thousands } from "../words";
 
 const LINE_H = 16;
 const PAD = 8;
@@ -299,7 +299,7 @@ export class GraphCanvas {
   private valuesHtml(v: TensorValues, tensor: string): string {
     const preview = valuesPreview(v);
     const all = v.values && v.values.length > PREVIEW_VALUES ? `<details class="all-values"><summary>Show all ` +
-      `${v.values.length.toLocaleString("en")} values</summary><p><code>${esc(valuesPreview(v, true)!)}</code></p></details>` : "";
+      `${thousands(v.values.length)} values</summary><p><code>${esc(valuesPreview(v, true)!)}</code></p></details>` : "";
     return `<div class="tensor-values" data-tensor="${esc(tensor)}">` +
       (preview ? `<p class="values-preview"><code>${esc(preview)}</code></p>` : "") +
       `<p class="values-summary">${esc(valuesSummary(v))}</p>` +
@@ -309,7 +309,7 @@ export class GraphCanvas {
   /** A compared node's badge on its box's top edge ("INT8", "FP16", "removed"; a group: "12 changed"), in the page's
    * text colour on the editor's background so it reads in every theme; its border has the kind's colour. */
   private changeBadge(b: Box, item: Item): string {
-    const text = item.change?.badge ?? (item.changes ? `${item.changes.toLocaleString("en")} changed` : "");
+    const text = item.change?.badge ?? (item.changes ? `${thousands(item.changes)} changed` : "");
     if (!text) {
       return "";
     }

@@ -4,6 +4,7 @@
 // so that a re-render of the rest of the page keeps it.
 import { ChangeMark, GraphFinding, graphFromMessage, ModelGraph } from "../wholeGraph";
 import { GraphCanvas, NodeDetails } from "./graphCanvas";
+import { thousands } from "../words";
 import { PageLayout, ViewPrefs } from "./pageLayout";
 
 interface VsCodeApi {
@@ -47,7 +48,7 @@ function showGroups(): void {
     const button = row.querySelector<HTMLButtonElement>("button.show-all");
     if (button) {
       button.setAttribute("aria-expanded", String(open));
-      button.textContent = open ? "Show fewer" : `Show all ${Number(row.dataset.count).toLocaleString("en")}`;
+      button.textContent = open ? "Show fewer" : `Show all ${thousands(Number(row.dataset.count))}`;
     }
     for (const member of document.querySelectorAll<HTMLElement>(`ul.diagnostics li[data-member="${CSS.escape(key)}"]`)) {
       member.hidden = !open && !member.classList.contains("selected");
