@@ -15,10 +15,11 @@ symmetric) and the transformer ``optimize_model``. A tool that refuses a model i
 Every measurement is a whole process (start-up included): the baseline (``baseline.py``: ``onnx.load``
 without weights + ``infer_shapes(data_prop=True)``), ``check`` and ``check --fix`` (on a fresh copy
 beside the original, so that external data resolves), alternated in each repeat so that machine noise
-hits all three; medians. CPU is user+sys of the measured process and its children. Targets: ``check``
-<= 1.5x and ``--fix`` <= 2.5x the baseline. A command that runs past ``--timeout`` is stopped and its
-row says so. ``--smoke`` needs no torch: two tiny models (one built here with ``onnx.helper``, one
-committed timm export) through the same code paths, one repeat, in a temporary folder.
+hits all three; the seconds are medians, a ratio the median of the repeats' ratios. CPU is user+sys
+of the measured process and its children. Targets: ``check`` <= 1.5x and ``--fix`` <= 2.5x the
+baseline. A command that runs past ``--timeout`` is stopped and its row says so. ``--smoke`` needs
+no torch: two tiny models (one built here with ``onnx.helper``, one committed timm export) through
+the same code paths, one repeat, in a temporary folder.
 """
 
 from __future__ import annotations
@@ -98,6 +99,12 @@ def measure(command: list[str], timeout: float, prepare: Callable[[], None] | No
                          check=True, env=_ENV)
     seconds, peak_kb, code, cpu, late = out.stdout.split()
     return Timed(float(seconds), int(peak_kb) / 1024, int(code), float(cpu), late == "1")
+
+
+def _paired_ratio(base: list[Timed], runs: list[Timed]) -> float:
+    """The median of each repeat's ratio to the baseline run beside it (as ``run.Pair.ratio``: noise here comes
+    in spells that slow both runs of a repeat)."""
+    return statistics.median(r.seconds / b.seconds for b, r in zip(base, runs))
 
 
 def _median(runs: list[Timed]) -> Timed:
@@ -376,8 +383,10 @@ def bench(path: Path, repeat: int, timeout: float) -> dict[str, Any]:
     if [(p.stat().st_size, p.stat().st_mtime_ns) for p in data] != before:
         raise RuntimeError(f"--fix on a copy of {path.name} changed the original's external data")
     b, c, f = _median(base), _median(check), _median(fix)
-    return {"base": b.seconds, "check": c.seconds, "fix": f.seconds, "check_ratio": c.seconds / b.seconds,
-            "fix_ratio": f.seconds / b.seconds, "cpu": [b.cpu, c.cpu, f.cpu], "peak_mb": [b.peak_mb, c.peak_mb],
+    return {"base": b.seconds, "check": c.seconds, "fix": f.seconds, "check_ratio": _paired_ratio(base, check),
+            "fix_ratio": _paired_ratio(base, fix), "check_ratio_of_medians": c.seconds / b.seconds,
+            "fix_ratio_of_medians": f.seconds / b.seconds, "cpu": [b.cpu, c.cpu, f.cpu],
+            "peak_mb": [b.peak_mb, c.peak_mb],
             "check_stopped": c.stopped, "fix_stopped": f.stopped, "codes": [b.code, c.code, f.code],
             "findings": _findings(path, timeout)}
 
