@@ -1,6 +1,6 @@
 """Benchmark check and check --fix on real exports of common model families and the tools users chain after them.
 
-    python benchmarks/families.py --torch-python /work/venvs/torch/bin/python [--repeat 3] [--only SUBSTR ...]
+    python benchmarks/families.py --torch-python /work/venvs/torch/bin/python [--repeat 5] [--only SUBSTR ...]
         [--markdown FILE] [--json FILE] [--timings-top 3] [--timeout 300] [--smoke]
 
 The base models (random weights, tiny configurations where the family is large, dynamic batch and
@@ -586,7 +586,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--torch-python", help="an interpreter with torch, torchvision, timm, transformers and "
                         "onnxscript, to export the missing base models")
     parser.add_argument("--cache", type=Path, default=CACHE)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", nargs="*", help="only the rows whose name contains one of these")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds before a measured command is stopped")
     parser.add_argument("--timings-top", type=int, default=3, help="show --timings for this many slowest models")
