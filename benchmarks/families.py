@@ -46,7 +46,7 @@ CACHE = HERE / ".cache" / "families"
 sys.path.insert(0, str(HERE))
 
 import make_family_exports as exports  # noqa: E402  (stdlib imports only at module level: no torch here)
-from run import BASE, LINT  # noqa: E402
+from run import BASE, LINT, median_ratio  # noqa: E402
 
 CHECK_TARGET = 1.5
 FIX_TARGET = 2.5
@@ -99,12 +99,6 @@ def measure(command: list[str], timeout: float, prepare: Callable[[], None] | No
                          check=True, env=_ENV)
     seconds, peak_kb, code, cpu, late = out.stdout.split()
     return Timed(float(seconds), int(peak_kb) / 1024, int(code), float(cpu), late == "1")
-
-
-def _paired_ratio(base: list[Timed], runs: list[Timed]) -> float:
-    """The median of each repeat's ratio to the baseline run beside it (as ``run.Pair.ratio``: noise here comes
-    in spells that slow both runs of a repeat)."""
-    return statistics.median(r.seconds / b.seconds for b, r in zip(base, runs))
 
 
 def _median(runs: list[Timed]) -> Timed:
@@ -383,8 +377,8 @@ def bench(path: Path, repeat: int, timeout: float) -> dict[str, Any]:
     if [(p.stat().st_size, p.stat().st_mtime_ns) for p in data] != before:
         raise RuntimeError(f"--fix on a copy of {path.name} changed the original's external data")
     b, c, f = _median(base), _median(check), _median(fix)
-    return {"base": b.seconds, "check": c.seconds, "fix": f.seconds, "check_ratio": _paired_ratio(base, check),
-            "fix_ratio": _paired_ratio(base, fix), "check_ratio_of_medians": c.seconds / b.seconds,
+    return {"base": b.seconds, "check": c.seconds, "fix": f.seconds, "check_ratio": median_ratio(base, check),
+            "fix_ratio": median_ratio(base, fix), "check_ratio_of_medians": c.seconds / b.seconds,
             "fix_ratio_of_medians": f.seconds / b.seconds, "cpu": [b.cpu, c.cpu, f.cpu],
             "peak_mb": [b.peak_mb, c.peak_mb],
             "check_stopped": c.stopped, "fix_stopped": f.stopped, "codes": [b.code, c.code, f.code],

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,7 +102,7 @@ class Pair:
         1.87-2.60 s minutes apart): a spell slows both runs of a pair, and their ratio keeps. Medians
         of each side taken apart can pair one side's slow spell with the other's quiet one.
         """
-        return statistics.median(getattr(b, field) / getattr(a, field) for a, b in zip(self.runs_a, self.runs_b))
+        return median_ratio(self.runs_a, self.runs_b, field)
 
     def ratio_of_medians(self, field: str = "seconds") -> float:
         """The ratio of the two sides' medians, the statistic earlier rounds reported (shown beside)."""
@@ -122,6 +123,11 @@ def paired_runs(a: list[str], b: list[str], repeat: int, prepare=None) -> Pair:
         runs_a.append(measure(a, prepare))
         runs_b.append(measure(b))
     return Pair(runs_a, runs_b)
+
+
+def median_ratio(runs_a: Sequence[object], runs_b: Sequence[object], field: str = "seconds") -> float:
+    """The median over the pairs of b's ``field`` / a's (any run records with that field: families.py's too)."""
+    return statistics.median(getattr(b, field) / getattr(a, field) for a, b in zip(runs_a, runs_b))
 
 
 def median_sample(runs: list[Sample]) -> Sample:

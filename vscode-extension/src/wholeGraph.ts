@@ -5,7 +5,7 @@
 // cut into their repeats, ranges last. A collapsed group is one box; only what is expanded is laid out,
 // so the overview of a 100k-node model is a few dozen boxes.
 import type { ChangeMark } from "./compareHtml";
-import { thousands } from "./words";
+import { count, thousands } from "./words";
 
 export interface GraphColumns {
   path: string;
@@ -810,7 +810,7 @@ export function valuesPreview(v: TensorValues, all = false): string | undefined 
 /** "float32 24 · 24 values · range -2 … 1.2e+05": a constant's type, size and range, in one line. */
 export function valuesSummary(v: TensorValues): string {
   const dims = v.dims.length ? v.dims.join("×") : "scalar";
-  const parts = [`${v.dtype} ${dims}`, `${thousands(v.count)} value${v.count === 1 ? "" : "s"}`];
+  const parts = [`${v.dtype} ${dims}`, count(v.count, "value")];
   if (v.min !== undefined && v.max !== undefined) {
     parts.push(v.min === v.max ? `all ${v.min}` : `range ${v.min} … ${v.max}`);
   }
