@@ -362,3 +362,28 @@ def test_checking_one_healthy_model_imports_nothing_it_does_not_use(tmp_path):
     unused = {"multiprocessing", "concurrent.futures.process", "tomllib", "onnx_lint.api",
               "onnx_lint.engines.probe", "onnx_lint.engines.symbolic", "onnxruntime"}
     assert not unused & modules
+
+
+_COUNT_THREADS = """
+import os, sys
+from onnx_lint import cli
+cli._one_blas_thread()
+import numpy
+print(os.environ["OPENBLAS_NUM_THREADS"], len(os.listdir("/proc/self/task")))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="threads are counted in /proc")
+@pytest.mark.parametrize(("chosen", "expected"), [(None, "1"), ("2", "2")])
+def test_the_command_line_starts_no_blas_threads_unless_the_user_asks_for_them(chosen, expected):
+    """OpenBLAS would start a spinning helper thread per extra core as numpy loads (0.1 s of CPU each on every
+    run, taken from the core the forked inference child uses); a user's own setting stays, as it reaches
+    ONNX Runtime's child processes too."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if chosen is not None:
+        env["OPENBLAS_NUM_THREADS"] = chosen
+    done = subprocess.run([sys.executable, "-c", _COUNT_THREADS], env=env, capture_output=True, text=True, timeout=120)
+    setting, threads = done.stdout.split()
+    assert setting == expected
+    if chosen is None:
+        assert threads == "1"  # this process's own thread, and no other
