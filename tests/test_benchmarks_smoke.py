@@ -44,6 +44,15 @@ def test_performance_benchmark_smoke(tmp_path):
         assert row in table
 
 
+def test_required_work_benchmark_smoke(tmp_path):
+    """The floor under check's ratios: the required work forked and in one process, beside the check itself."""
+    table = _smoke("benchmarks/required_work.py", tmp_path, timeout=600)
+    for row in ("| external_chain_2000_weak | required, inference forked |",
+                "| small_inits | required, in one process |", "| transformer_2000_weak | check |",
+                "| small_inits_weak | baseline |"):
+        assert row in table
+
+
 def test_families_benchmark_smoke(tmp_path):
     """Without torch: a tiny helper-built MLP and the committed timm export through every variant tool
     (quantize_static, quantize_dynamic, MatMulNBits, optimize_model) and the check/--fix measurements."""
