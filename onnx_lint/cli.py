@@ -118,8 +118,9 @@ def _one_blas_thread() -> None:
     with one thread), taken from the core that ONNX's inference in a forked child needs at that very
     moment, and that many times over on a many-core machine or with ``--jobs``. onnx-lint makes no BLAS
     call large enough to gain from threads (its numpy work is element-wise: weight ranges, calibration
-    statistics, a few vector norms). Processes this one starts (ONNX Runtime's sandboxed runs, ``--jobs``
-    workers) inherit the setting, where extra threads would only oversubscribe the cores they share.
+    statistics, a few vector norms). ``--jobs`` workers inherit the setting, where extra threads would only
+    oversubscribe the cores they share; the sandboxed children that run models get one thread whatever
+    the user set (``sandbox.ONE_THREAD_ENV``).
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 

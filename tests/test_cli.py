@@ -378,7 +378,7 @@ print(os.environ["OPENBLAS_NUM_THREADS"], len(os.listdir("/proc/self/task")))
 def test_the_command_line_starts_no_blas_threads_unless_the_user_asks_for_them(chosen, expected):
     """OpenBLAS would start a spinning helper thread per extra core as numpy loads (0.1 s of CPU each on every
     run, taken from the core the forked inference child uses); a user's own setting stays, as it reaches
-    ONNX Runtime's child processes too."""
+    the --jobs workers too."""
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     if chosen is not None:
         env["OPENBLAS_NUM_THREADS"] = chosen
