@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -88,13 +87,14 @@ def measure_model(path: Path, repeat: int) -> dict[str, tuple[float, float, floa
         base_runs.append(run.measure(run.BASE + [str(path)]))
         for name, command in commands.items():
             runs[name].append(run.measure(command))
-    found = {"baseline": (statistics.median(s.seconds for s in base_runs), statistics.median(s.cpu for s in base_runs),
-                          1.0, 1.0)}
+    base = run.median_sample(base_runs)
+    found = {"baseline": (base.seconds, base.cpu, 1.0, 1.0)}
     for name, samples in runs.items():
         if any(s.code != 0 for s in samples) and name != "check":
             raise SystemExit(f"{name} failed on {path}")
-        found[name] = (statistics.median(s.seconds for s in samples), statistics.median(s.cpu for s in samples),
-                       run.median_ratio(base_runs, samples), run.median_ratio(base_runs, samples, "cpu"))
+        median = run.median_sample(samples)
+        found[name] = (median.seconds, median.cpu, run.median_ratio(base_runs, samples),
+                       run.median_ratio(base_runs, samples, "cpu"))
     return found
 
 
